@@ -1,0 +1,34 @@
+# The two commands of the README: `make run` and `make test`. Both install what they need.
+VENV ?= .venv
+ARGS ?= transcribe resources/samples/hello.flac
+
+.PHONY: run test lint bench fixtures clean
+
+run:
+	@scripts/setup.sh
+	$(VENV)/bin/voxdesk $(ARGS)
+
+test:
+	@scripts/setup.sh --test
+	$(VENV)/bin/python -m tests.speech_fixtures
+	$(VENV)/bin/python -m ruff check .
+	$(VENV)/bin/python -m ruff format --check .
+	$(VENV)/bin/python -m mypy
+	$(VENV)/bin/python -m pytest
+
+lint:
+	@scripts/setup.sh --test
+	$(VENV)/bin/python -m ruff check .
+	$(VENV)/bin/python -m mypy
+
+bench:
+	@scripts/setup.sh --test
+	$(VENV)/bin/python -m tests.speech_fixtures
+	$(VENV)/bin/python -m benchmarks
+
+fixtures:
+	@scripts/setup.sh --test
+	$(VENV)/bin/python -m tests.speech_fixtures
+
+clean:
+	rm -rf $(VENV) build

@@ -1,0 +1,1 @@
+"""Voxdesk's application core, without widgets: files, transcription runs, the CLI."""

@@ -1,0 +1,42 @@
+"""Voxdesk speech engines and the streaming-session interface they share.
+
+Importing this package loads no model and needs neither vllm nor torch; see
+:mod:`engine.session` for the contract every engine follows.
+"""
+
+from __future__ import annotations
+
+from engine.errors import AudioBufferFull, AudioFormatError, EngineUnavailable, VoxdeskError
+from engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone, UtteranceStats
+from engine.session import SAMPLE_RATE, AudioFeed, StreamingEngine, check_chunk
+
+__all__ = [
+    "ENGINE_NAMES",
+    "SAMPLE_RATE",
+    "AudioBufferFull",
+    "AudioFeed",
+    "AudioFormatError",
+    "EngineEvent",
+    "EngineUnavailable",
+    "ProvisionalText",
+    "StreamError",
+    "StreamingEngine",
+    "TextDelta",
+    "UtteranceDone",
+    "UtteranceStats",
+    "VoxdeskError",
+    "check_chunk",
+    "create_engine",
+]
+
+ENGINE_NAMES = ("builtin",)
+"""Engines ``create_engine`` knows, the default first."""
+
+
+def create_engine(name: str = "builtin") -> StreamingEngine:
+    """A new, not yet loaded engine by name. Raises ``ValueError`` for an unknown name."""
+    if name == "builtin":
+        from engine.builtin import BuiltinEngine
+
+        return BuiltinEngine()
+    raise ValueError(f"unknown engine {name!r}; choose one of: {', '.join(ENGINE_NAMES)}")

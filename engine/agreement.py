@@ -1,0 +1,41 @@
+"""Stable-prefix agreement: decide which words of successive partial decodes to commit.
+
+A word is committed once two consecutive hypotheses agree on it, word for word and with the
+same spelling and punctuation, and it is not the last word of the newest hypothesis (that
+one may still be cut off mid-word). This is LocalAgreement-2 as used by whisper_streaming.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["StablePrefix", "join_words"]
+
+
+@dataclass
+class StablePrefix:
+    """Committed words of one utterance plus the last uncommitted continuation seen."""
+
+    committed: list[str] = field(default_factory=list)
+    _previous: list[str] = field(default_factory=list)
+
+    def update(self, continuation: list[str]) -> tuple[list[str], list[str]]:
+        """Take the words a new decode put after the committed ones.
+
+        Returns:
+            The newly committed words and the remaining provisional words.
+        """
+        agreed = 0
+        limit = min(len(self._previous), len(continuation) - 1)
+        while agreed < limit and self._previous[agreed] == continuation[agreed]:
+            agreed += 1
+        newly = continuation[:agreed]
+        self.committed.extend(newly)
+        self._previous = continuation[agreed:]
+        return newly, self._previous
+
+
+def join_words(words: list[str], after: list[str]) -> str:
+    """Text that appends ``words`` to text made of ``after``, so the pieces concatenate."""
+    text = " ".join(words)
+    return " " + text if after and text else text

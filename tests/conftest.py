@@ -1,0 +1,54 @@
+"""Shared fixtures: synthesized speech, one loaded built-in engine, cached transcriptions."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.audio_file import read_audio
+from app.transcription import TranscriptionReport, transcribe_audio
+from engine.builtin import BuiltinEngine
+from tests import speech_fixtures
+from tests.speech_fixtures import Fixture
+
+
+@pytest.fixture(scope="session")
+def speech() -> dict[str, Fixture]:
+    """Every synthesized fixture by name (built on first use, then reused)."""
+    return {f.name: f for f in speech_fixtures.build()}
+
+
+@pytest.fixture(scope="session")
+def fixture_audio(speech: dict[str, Fixture]) -> dict[str, np.ndarray]:
+    """Decoded 16 kHz audio of every fixture."""
+    return {name: read_audio(fixture_path(f)) for name, f in speech.items()}
+
+
+def fixture_path(fixture: Fixture) -> Path:
+    return speech_fixtures.DEFAULT_DIR / fixture.path
+
+
+@pytest.fixture(scope="session")
+def engine() -> Iterator[BuiltinEngine]:
+    """One loaded built-in engine for the whole run (loading takes about a second)."""
+    built = BuiltinEngine()
+    asyncio.run(built.load())
+    yield built
+    asyncio.run(built.aclose())
+
+
+@pytest.fixture(scope="session")
+def fast_transcripts(engine: BuiltinEngine, fixture_audio: dict[str, np.ndarray]) -> dict[str, TranscriptionReport]:
+    """Each fixture transcribed once, audio fed as fast as the engine takes it (lazily)."""
+
+    class Cache(dict[str, TranscriptionReport]):
+        def __missing__(self, name: str) -> TranscriptionReport:
+            report = asyncio.run(transcribe_audio(engine, fixture_audio[name], realtime=False))
+            self[name] = report
+            return report
+
+    return Cache()
