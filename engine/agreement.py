@@ -1,8 +1,10 @@
 """Stable-prefix agreement: decide which words of successive partial decodes to commit.
 
 A word is committed once two consecutive hypotheses agree on it, word for word and with the
-same spelling and punctuation, and it is not the last word of the newest hypothesis (that
-one may still be cut off mid-word). This is LocalAgreement-2 as used by whisper_streaming.
+same spelling and punctuation, and it is not among the last ``holdback`` words of the newest
+hypothesis: those lie at the edge of the audio heard so far, where a word may be cut off and
+a truncated decode guesses ("call mo…" → "moment"). This is LocalAgreement-2 as used by
+whisper_streaming, plus the hold-back.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ __all__ = ["StablePrefix", "join_words"]
 class StablePrefix:
     """Committed words of one utterance plus the last uncommitted continuation seen."""
 
+    holdback: int = 2
     committed: list[str] = field(default_factory=list)
     _previous: list[str] = field(default_factory=list)
 
@@ -26,7 +29,7 @@ class StablePrefix:
             The newly committed words and the remaining provisional words.
         """
         agreed = 0
-        limit = min(len(self._previous), len(continuation) - 1)
+        limit = min(len(self._previous), len(continuation) - self.holdback)
         while agreed < limit and self._previous[agreed] == continuation[agreed]:
             agreed += 1
         newly = continuation[:agreed]

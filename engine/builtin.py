@@ -3,7 +3,9 @@
 While speech goes on, the utterance's audio is re-decoded greedily about every
 ``partial_interval`` seconds; words two partials agree on are committed
 (:mod:`engine.agreement`), the rest is provisional. When the VAD hears ``silence_seconds`` of
-silence the utterance gets a beam-search final decode that continues the committed words.
+silence the utterance gets a beam-search final decode that continues the committed words;
+that decode starts speculatively after ``early_final_silence`` and is used when the pause
+turns out to be the end of speech, which takes its cost off the final latency.
 Utterances longer than ``max_utterance_seconds`` are cut at a Whisper segment boundary.
 """
 
@@ -39,9 +41,13 @@ class BuiltinSettings:
     endpoint: EndpointSettings = field(default_factory=EndpointSettings)
     decoder: DecoderSettings = field(default_factory=DecoderSettings)
     partial_interval: float = 0.5
+    first_partial_delay: float = 0.2
+    early_final_silence: float = 0.3  # pause after which the final decode starts, speculatively
+    holdback_words: int = 2
     pre_roll_seconds: float = 0.3
     post_roll_seconds: float = 0.2
     max_utterance_seconds: float = 20.0
+    cut_retry_seconds: float = 2.0
     hard_limit_seconds: float = 28.0  # Whisper sees at most 30 s at once
 
 
@@ -84,8 +90,9 @@ class BuiltinEngine:
 class _Utterance:
     start: int  # stream sample where its audio starts (speech start minus pre-roll)
     speech_start: int
-    agreement: StablePrefix = field(default_factory=StablePrefix)
-    since_partial: int = 0
+    agreement: StablePrefix
+    since_partial: int
+    next_cut: int  # stream sample from which cutting an over-long utterance is tried
     partials: int = 0
     decode_seconds: float = 0.0
 
@@ -95,6 +102,17 @@ class _Partial:
     utterance: _Utterance
     words: list[str]
     audio_time: float
+
+
+@dataclass(frozen=True)
+class _EarlyFinal:
+    """A final decode started during a pause, before the pause is long enough to end speech."""
+
+    utterance: _Utterance
+    speech_end: int
+    committed: int  # words committed when it started; more would make it stale
+    words: list[str]
+    seconds: float
 
 
 class _Session:
@@ -109,6 +127,9 @@ class _Session:
         self._audio = np.zeros(0, np.float32)
         self._audio_start = 0
         self._utterance: _Utterance | None = None
+        self._partial: asyncio.Future[_Partial] | None = None
+        self._early: asyncio.Future[_EarlyFinal] | None = None
+        self._early_for: tuple[_Utterance, int] | None = None
 
     @property
     def _position(self) -> int:
@@ -117,28 +138,24 @@ class _Session:
     async def run(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
         chunks = aiter(audio)
         next_chunk: asyncio.Future[np.ndarray] = asyncio.ensure_future(anext(chunks))
-        partial: asyncio.Future[_Partial] | None = None
         try:
             while True:
-                waiting: set[asyncio.Future[Any]] = {next_chunk} | ({partial} if partial else set())
+                waiting: set[asyncio.Future[Any]] = {next_chunk} | ({self._partial} if self._partial else set())
                 done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-                if partial in done:
-                    for event in self._take_partial(partial.result()):
+                if self._partial in done:
+                    for event in self._take_partial(self._partial.result()):
                         yield event
-                    partial = None
+                    self._partial = None
                 if next_chunk in done:
                     try:
                         chunk = check_chunk(next_chunk.result())
                     except StopAsyncIteration:
                         break
-                    async for event in self._consume(chunk, partial):
+                    async for event in self._consume(chunk):
                         yield event
                     next_chunk = asyncio.ensure_future(anext(chunks))
-                if partial is None and self._partial_due():
-                    partial = asyncio.ensure_future(self._decode_partial())
+                self._start_decodes()
             if self._utterance is not None:
-                if partial is not None:
-                    await partial
                 async for event in self._finish(self._position, self._endpointer.last_voiced_end):
                     yield event
         except AudioFormatError:
@@ -149,7 +166,7 @@ class _Session:
         finally:
             next_chunk.cancel()
 
-    async def _consume(self, chunk: np.ndarray, partial: asyncio.Future[Any] | None) -> AsyncIterator[EngineEvent]:
+    async def _consume(self, chunk: np.ndarray) -> AsyncIterator[EngineEvent]:
         """Add a chunk; start, cut and finish utterances at the points it makes."""
         self._audio = np.concatenate([self._audio, chunk])
         if self._utterance is not None:
@@ -157,22 +174,24 @@ class _Session:
         for point in self._endpointer.process(self._vad.probabilities(chunk)):
             if isinstance(point, SpeechStarted):
                 pre_roll = int(self._settings.pre_roll_seconds * SAMPLE_RATE)
-                start = max(self._audio_start, point.sample - pre_roll)
-                self._utterance = _Utterance(start=start, speech_start=point.sample)
+                self._open_utterance(max(self._audio_start, point.sample - pre_roll), point.sample)
             elif isinstance(point, SpeechEnded) and self._utterance is not None:
-                if partial is not None:
-                    await partial
-                end = min(self._position, point.sample + int(self._settings.post_roll_seconds * SAMPLE_RATE))
-                async for event in self._finish(end, point.sample):
+                async for event in self._finish(self._speech_audio_end(point.sample), point.sample):
                     yield event
-        if self._utterance is not None and self._position - self._utterance.start > (
-            self._settings.max_utterance_seconds * SAMPLE_RATE
-        ):
-            if partial is not None:
-                await partial
+        if self._utterance is not None and self._position > self._utterance.next_cut:
             async for event in self._cut_long_utterance():
                 yield event
         self._forget_old_audio()
+
+    def _open_utterance(self, start: int, speech_start: int) -> None:
+        settings = self._settings
+        self._utterance = _Utterance(
+            start=start,
+            speech_start=speech_start,
+            agreement=StablePrefix(holdback=settings.holdback_words),
+            since_partial=int((settings.partial_interval - settings.first_partial_delay) * SAMPLE_RATE),
+            next_cut=start + int(settings.max_utterance_seconds * SAMPLE_RATE),
+        )
 
     def _forget_old_audio(self) -> None:
         keep_from = self._position - int(self._settings.pre_roll_seconds * SAMPLE_RATE)
@@ -185,13 +204,25 @@ class _Session:
     def _slice(self, start: int, end: int) -> np.ndarray:
         return self._audio[start - self._audio_start : end - self._audio_start]
 
-    def _partial_due(self) -> bool:
-        utterance = self._utterance
-        return utterance is not None and utterance.since_partial >= self._settings.partial_interval * SAMPLE_RATE
+    def _speech_audio_end(self, speech_end: int) -> int:
+        """Where the audio of speech that ended at ``speech_end`` stops: a little after it."""
+        return min(self._position, speech_end + int(self._settings.post_roll_seconds * SAMPLE_RATE))
 
-    async def _decode_partial(self) -> _Partial:
-        assert self._utterance is not None
+    def _start_decodes(self) -> None:
+        """Start a partial or an early final when one is due and the decoder is free."""
         utterance = self._utterance
+        if utterance is None or self._partial is not None:
+            return
+        silence = self._endpointer.trailing_silence_seconds
+        if silence >= self._settings.early_final_silence:
+            key = (utterance, self._endpointer.last_voiced_end)
+            if self._early_for != key:
+                self._early_for = key
+                self._early = asyncio.ensure_future(self._decode_early_final(utterance, key[1]))
+        elif utterance.since_partial >= self._settings.partial_interval * SAMPLE_RATE:
+            self._partial = asyncio.ensure_future(self._decode_partial(utterance))
+
+    async def _decode_partial(self, utterance: _Utterance) -> _Partial:
         utterance.since_partial = 0
         end = self._position
         audio = self._slice(utterance.start, end)
@@ -200,6 +231,13 @@ class _Session:
         utterance.partials += 1
         utterance.decode_seconds += time.perf_counter() - began
         return _Partial(utterance, words, end / SAMPLE_RATE)
+
+    async def _decode_early_final(self, utterance: _Utterance, speech_end: int) -> _EarlyFinal:
+        committed = list(utterance.agreement.committed)
+        audio = self._slice(utterance.start, self._speech_audio_end(speech_end))
+        began = time.perf_counter()
+        words = await self._engine._run(self._decoder.final, audio, committed)
+        return _EarlyFinal(utterance, speech_end, len(committed), words, time.perf_counter() - began)
 
     def _take_partial(self, partial: _Partial) -> list[EngineEvent]:
         if partial.utterance is not self._utterance:
@@ -214,14 +252,31 @@ class _Session:
         events.append(ProvisionalText(join_words(tail, agreement.committed), audio_time))
         return events
 
+    async def _settle_decodes(self) -> _EarlyFinal | None:
+        """Wait for decodes in flight; return the early final if one was running."""
+        if self._partial is not None:
+            await self._partial  # its result is taken (or dropped as stale) by the run loop
+        early, self._early, self._early_for = self._early, None, None
+        return await early if early is not None else None
+
     async def _finish(self, end: int, speech_end: int) -> AsyncIterator[EngineEvent]:
         """Final decode of the open utterance's audio up to ``end``, then close it."""
         utterance = self._utterance
         assert utterance is not None
-        began = time.perf_counter()
+        early = await self._settle_decodes()
         committed = list(utterance.agreement.committed)
-        words = await self._engine._run(self._decoder.final, self._slice(utterance.start, end), committed)
-        utterance.decode_seconds += time.perf_counter() - began
+        if (
+            early is not None
+            and early.utterance is utterance
+            and early.speech_end == speech_end
+            and early.committed == len(committed)
+        ):
+            words, seconds = early.words, early.seconds
+        else:
+            began = time.perf_counter()
+            words = await self._engine._run(self._decoder.final, self._slice(utterance.start, end), committed)
+            seconds = time.perf_counter() - began
+        utterance.decode_seconds += seconds
         for event in self._close_utterance(words, end, speech_end):
             yield event
 
@@ -229,20 +284,20 @@ class _Session:
         """Finish the first part of an over-long utterance; the rest opens a new one."""
         utterance = self._utterance
         assert utterance is not None
-        audio = self._slice(utterance.start, self._position)
-        committed = list(utterance.agreement.committed)
-        split = await self._engine._run(self._decoder.split, audio, committed)
-        if split is not None:
-            cut = utterance.start + int(split.seconds * SAMPLE_RATE)
-            events = self._close_utterance(split.words, cut, cut)
-            self._utterance = _Utterance(start=cut, speech_start=cut)
-        elif self._position - utterance.start > self._settings.hard_limit_seconds * SAMPLE_RATE:
+        await self._settle_decodes()
+        if self._position - utterance.start > self._settings.hard_limit_seconds * SAMPLE_RATE:
             async for event in self._finish(self._position, self._position):
                 yield event
-            self._utterance = _Utterance(start=self._position, speech_start=self._position)
+            self._open_utterance(self._position, self._position)
             return
-        else:
+        audio = self._slice(utterance.start, self._position)
+        split = await self._engine._run(self._decoder.split, audio, list(utterance.agreement.committed))
+        if split is None:
+            utterance.next_cut = self._position + int(self._settings.cut_retry_seconds * SAMPLE_RATE)
             return
+        cut = utterance.start + int(split.seconds * SAMPLE_RATE)
+        events = self._close_utterance(split.words, cut, cut)
+        self._open_utterance(cut, cut)
         for event in events:
             yield event
 

@@ -117,6 +117,11 @@ class Endpointer:
         return self._in_speech
 
     @property
+    def trailing_silence_seconds(self) -> float:
+        """How long the current speech has been silent (0 outside speech)."""
+        return self._run * VAD_WINDOW / SAMPLE_RATE if self._in_speech else 0.0
+
+    @property
     def last_voiced_end(self) -> int:
         """Stream sample where the last voiced window of the current speech ended."""
         return self._last_voiced_end

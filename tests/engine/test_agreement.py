@@ -7,8 +7,8 @@ def test_nothing_is_committed_from_a_single_hypothesis() -> None:
     assert newly == [] and tail == ["Set", "a", "timer."]
 
 
-def test_words_two_hypotheses_agree_on_are_committed_except_the_last() -> None:
-    agreement = StablePrefix()
+def test_words_two_hypotheses_agree_on_are_committed_except_the_held_back_ones() -> None:
+    agreement = StablePrefix(holdback=1)
     agreement.update(["Set", "a", "timer."])
     newly, tail = agreement.update(["Set", "a", "timer", "for", "five."])
     assert newly == ["Set", "a"]
@@ -16,15 +16,18 @@ def test_words_two_hypotheses_agree_on_are_committed_except_the_last() -> None:
     assert agreement.committed == ["Set", "a"]
 
 
-def test_the_newest_last_word_is_never_committed() -> None:
-    agreement = StablePrefix()
-    agreement.update(["open", "the"])
-    newly, tail = agreement.update(["open", "the"])
-    assert newly == ["open"] and tail == ["the"]
+def test_the_newest_last_words_are_held_back_even_when_they_agree() -> None:
+    agreement = StablePrefix(holdback=2)
+    agreement.update(["call", "moment", "three"])
+    newly, tail = agreement.update(["call", "moment", "three"])
+    assert newly == ["call"] and tail == ["moment", "three"]
+    one = StablePrefix(holdback=1)
+    one.update(["open", "the"])
+    assert one.update(["open", "the"]) == (["open"], ["the"])
 
 
 def test_later_hypotheses_continue_after_the_committed_words() -> None:
-    agreement = StablePrefix()
+    agreement = StablePrefix(holdback=1)
     agreement.update(["a", "b", "c"])
     agreement.update(["a", "b", "c", "d"])  # commits a b c
     newly, tail = agreement.update(["d", "e"])  # continuation after the committed words
@@ -33,7 +36,7 @@ def test_later_hypotheses_continue_after_the_committed_words() -> None:
 
 
 def test_disagreement_commits_nothing() -> None:
-    agreement = StablePrefix()
+    agreement = StablePrefix(holdback=1)
     agreement.update(["The", "quick", "round"])
     newly, _ = agreement.update(["A", "quick", "brown", "fox"])
     assert newly == []

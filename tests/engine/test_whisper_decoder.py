@@ -1,0 +1,34 @@
+import numpy as np
+
+from app.textnorm import normalize_text
+from engine.whisper_decoder import WhisperDecoder, _after, _spoken_words, _trim_repetition
+
+
+def test_looping_partials_are_cut_to_their_first_copy() -> None:
+    assert _trim_repetition(["Open", "the", "browser.", "Open", "the", "browser.", "Open"]) == [
+        "Open",
+        "the",
+        "browser.",
+    ]
+    assert _trim_repetition(["open", "the", "browser", "open", "the"]) == ["open", "the", "browser"]
+    assert _trim_repetition(["set", "a", "timer", "for", "five", "minutes"]) == [
+        "set",
+        "a",
+        "timer",
+        "for",
+        "five",
+        "minutes",
+    ]
+
+
+def test_bare_punctuation_is_not_a_word() -> None:
+    assert _spoken_words(["...", "Hello", ".", "3.30", "-"]) == ["Hello", "3.30"]
+    assert _after(["Open", "the"], ["Open", "the", "browser", "..."]) == ["browser"]
+
+
+def test_decodes_continue_the_committed_words_and_never_repeat_them(fixture_audio: dict[str, np.ndarray]) -> None:
+    decoder = WhisperDecoder()
+    audio = fixture_audio["command09-slt"]
+    assert normalize_text(" ".join(decoder.final(audio, []))) == "set a timer for five minutes"
+    assert normalize_text(" ".join(decoder.final(audio, ["Set", "a", "timer"]))) == "for five minutes"
+    assert decoder.partial(audio, ["Set", "a", "timer", "for", "five", "minutes."]) == []
