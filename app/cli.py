@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import signal
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -12,8 +14,10 @@ from pathlib import Path
 from app.audio_file import read_audio
 from app.terminal import LiveTranscriptPrinter, event_to_json, print_summary
 from app.transcription import TimedEvent, transcribe_audio
-from engine import ENGINE_NAMES, create_engine
+from engine import ENGINE_NAMES, StreamingEngine, create_engine
 from engine.errors import VoxdeskError
+from engine.realtime.client import RemoteEngine, RemoteSettings
+from engine.realtime.server import InsecureBindError, RealtimeServer, ServerConfig
 
 __all__ = ["main"]
 
@@ -45,12 +49,92 @@ def build_parser() -> argparse.ArgumentParser:
         "--fast", action="store_true", help="feed audio as fast as possible instead of in real time"
     )
     transcribe.add_argument("--json", action="store_true", help="print one JSON event per line, then a summary line")
+    transcribe.add_argument("--server", metavar="URL", help="use the /v1/realtime server at URL (ws:// or wss://)")
+    transcribe.add_argument("--model", default="", help="model name to ask the server for")
+    transcribe.add_argument("--api-key", default=os.environ.get("VOXDESK_API_KEY"), help="bearer key for the server")
+    _add_serve_parser(commands)
     return parser
+
+
+def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = commands.add_parser(
+        "serve",
+        help="run a headless /v1/realtime server (wire-compatible with vLLM)",
+        description="Serve an engine over vLLM's /v1/realtime WebSocket protocol, plus /health, "
+        "/v1/models and /metrics. SIGTERM drains open transcriptions before exiting.",
+    )
+    defaults = ServerConfig()
+    serve.add_argument("--engine", choices=ENGINE_NAMES, default="builtin", help="speech engine (default: %(default)s)")
+    serve.add_argument("--served-model-name", default=defaults.served_model_name, help="model name clients ask for")
+    serve.add_argument("--host", default=defaults.host, help="address to listen on (default: %(default)s)")
+    serve.add_argument("--port", type=int, default=defaults.port, help="port (default: %(default)s)")
+    serve.add_argument(
+        "--api-key", default=os.environ.get("VOXDESK_API_KEY"), help="require this bearer key (or VOXDESK_API_KEY)"
+    )
+    serve.add_argument("--ssl-certfile", help="TLS certificate (PEM) to serve wss://")
+    serve.add_argument("--ssl-keyfile", help="TLS private key (PEM)")
+    serve.add_argument(
+        "--idle-timeout", type=float, default=defaults.idle_timeout, help="seconds (default: %(default)s)"
+    )
+    serve.add_argument("--max-sessions", type=int, default=defaults.max_sessions, help="concurrent connections")
+    serve.add_argument(
+        "--max-session-audio", type=float, default=defaults.max_session_audio, help="seconds of audio per connection"
+    )
+    serve.add_argument(
+        "--shutdown-grace", type=float, default=defaults.shutdown_grace, help="seconds to finish open transcriptions"
+    )
+    serve.add_argument(
+        "--allow-insecure-no-api-key",
+        action="store_true",
+        help="listen beyond loopback without an API key (only on a trusted network)",
+    )
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    config = ServerConfig(
+        served_model_name=args.served_model_name,
+        host=args.host,
+        port=args.port,
+        api_key=args.api_key or None,
+        ssl_certfile=args.ssl_certfile,
+        ssl_keyfile=args.ssl_keyfile,
+        allow_insecure_no_api_key=args.allow_insecure_no_api_key,
+        idle_timeout=args.idle_timeout,
+        max_sessions=args.max_sessions,
+        max_session_audio=args.max_session_audio,
+        shutdown_grace=args.shutdown_grace,
+    )
+    engine = create_engine(args.engine)
+    server = RealtimeServer(engine, config)  # refuses insecure binds before loading anything
+    await engine.load(lambda step, _: print(f"voxdesk serve: {step}", file=sys.stderr, flush=True))
+    await server.start()
+    scheme = "wss" if config.ssl_certfile else "ws"
+    print(
+        f"voxdesk serve: listening on {scheme}://{config.host}:{server.port}/v1/realtime "
+        f"(model {config.served_model_name!r}, engine {args.engine})",
+        file=sys.stderr,
+        flush=True,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signal_number in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signal_number, stop.set)
+    await stop.wait()
+    print("voxdesk serve: shutting down", file=sys.stderr, flush=True)
+    await server.shutdown()
+    await engine.aclose()
+    return 0
+
+
+def _engine_for(args: argparse.Namespace) -> StreamingEngine:
+    if args.server:
+        return RemoteEngine(RemoteSettings(url=args.server, model=args.model, api_key=args.api_key or None))
+    return create_engine(args.engine)
 
 
 async def _transcribe(args: argparse.Namespace) -> int:
     audio = read_audio(args.file)
-    engine = create_engine(args.engine)
+    engine = _engine_for(args)
     await engine.load()
     try:
         if args.json:
@@ -78,8 +162,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\nThe desktop window is not part of this build yet; use `voxdesk transcribe FILE`.")
         return 0
     try:
-        return asyncio.run(_transcribe(args))
-    except VoxdeskError as exc:
+        return asyncio.run(_serve(args) if args.command == "serve" else _transcribe(args))
+    except (VoxdeskError, InsecureBindError, OSError) as exc:
         print(f"voxdesk: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

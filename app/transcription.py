@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from app.pacing import DeliveryClock, paced_chunks
+from app.pacing import paced_chunks
+from engine.clock import DeliveryClock
 from engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone
 from engine.session import SAMPLE_RATE, StreamingEngine
 

@@ -27,10 +27,11 @@ from pathlib import Path
 import jiwer
 
 from app.audio_file import read_audio
-from app.pacing import DeliveryClock, paced_chunks
+from app.pacing import paced_chunks
 from app.textnorm import normalize_text
 from app.transcription import percentile
 from engine.builtin import BuiltinEngine
+from engine.clock import DeliveryClock
 from engine.events import ProvisionalText, TextDelta, UtteranceDone
 from tests import speech_fixtures
 from tests.speech_fixtures import Fixture

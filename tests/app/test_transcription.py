@@ -3,9 +3,10 @@ import asyncio
 import numpy as np
 import pytest
 
-from app.pacing import DeliveryClock, paced_chunks
+from app.pacing import paced_chunks
 from app.transcription import percentile, transcribe_audio
 from engine.builtin import BuiltinEngine
+from engine.clock import DeliveryClock
 from tests.speech_fixtures import Fixture
 
 

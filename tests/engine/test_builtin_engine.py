@@ -9,11 +9,12 @@ import jiwer
 import numpy as np
 import pytest
 
-from app.pacing import DeliveryClock, paced_chunks
+from app.pacing import paced_chunks
 from app.textnorm import normalize_text
 from app.transcription import TranscriptionReport, transcribe_audio
 from engine import AudioFormatError, EngineEvent, ProvisionalText, TextDelta, UtteranceDone
 from engine.builtin import BuiltinEngine
+from engine.clock import DeliveryClock
 from engine.whisper_decoder import model_directory, verify_model
 from tests.speech_fixtures import COMMANDS, Fixture
 

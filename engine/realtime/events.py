@@ -1,0 +1,256 @@
+"""Every event of vLLM's ``/v1/realtime`` protocol, as small typed models (no I/O).
+
+Serialization matches vLLM 0.33 byte for byte: ``type`` first, then every field in
+declaration order (``null`` included), compact JSON (vllm-realtime-reference §2).
+Parsing routes on ``type`` through one table and ignores extra keys, as vLLM does.
+
+Voxdesk adds one opt-in extension: a client that sends ``"provisional": true`` in
+``session.update`` also receives ``transcription.provisional`` events. vLLM ignores the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+__all__ = [
+    "CLIENT_EVENTS",
+    "ClientEvent",
+    "ErrorCode",
+    "ErrorEvent",
+    "InputAudioBufferAppend",
+    "InputAudioBufferCommit",
+    "ProtocolError",
+    "ServerEvent",
+    "SessionCreated",
+    "SessionUpdate",
+    "TranscriptionDelta",
+    "TranscriptionDone",
+    "TranscriptionProvisional",
+    "Usage",
+    "parse_client_event",
+    "parse_server_event",
+]
+
+
+class ErrorCode(StrEnum):
+    """``error.code`` values: vLLM's seven, then Voxdesk's additions."""
+
+    INVALID_JSON = "invalid_json"
+    UNKNOWN_EVENT = "unknown_event"
+    INVALID_EVENT = "invalid_event"
+    MODEL_NOT_FOUND = "model_not_found"
+    MODEL_NOT_VALIDATED = "model_not_validated"
+    INVALID_AUDIO = "invalid_audio"
+    PROCESSING_ERROR = "processing_error"
+    IDLE_TIMEOUT = "idle_timeout"
+    BUFFER_FULL = "buffer_full"
+    SERVER_SHUTDOWN = "server_shutdown"
+
+
+class ProtocolError(Exception):
+    """A peer's message broke the protocol; it becomes one ``error`` event."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class _Event:
+    type: ClassVar[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire object: ``type`` first, then the fields in declaration order."""
+        body = {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return {"type": self.type, **body}
+
+    def to_json(self) -> str:
+        """Compact JSON exactly as vLLM's ``model_dump_json()`` writes it."""
+        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False)
+
+
+def _plain(value: Any) -> Any:
+    return value.to_dict() if isinstance(value, Usage) else value
+
+
+# Client → server (§2.1)
+
+
+@dataclass(frozen=True)
+class SessionUpdate(_Event):
+    """Chooses the model; must precede any commit. No reply on success."""
+
+    type: ClassVar[str] = "session.update"
+    model: Any = None  # vLLM reads it raw: any JSON value, checked against the served name
+    provisional: bool = False  # Voxdesk extension
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire object; the extension field only when asked for, so vLLM sees its own shape."""
+        return {"type": self.type, "model": self.model, **({"provisional": True} if self.provisional else {})}
+
+
+@dataclass(frozen=True)
+class InputAudioBufferAppend(_Event):
+    """Base64 of raw PCM16 little-endian mono samples at 16 kHz."""
+
+    type: ClassVar[str] = "input_audio_buffer.append"
+    audio: str
+
+
+@dataclass(frozen=True)
+class InputAudioBufferCommit(_Event):
+    """``final`` false starts a generation; true ends its audio."""
+
+    type: ClassVar[str] = "input_audio_buffer.commit"
+    final: bool = False
+
+
+# Server → client (§2.2)
+
+
+@dataclass(frozen=True)
+class SessionCreated(_Event):
+    """Sent right after the connection is accepted."""
+
+    type: ClassVar[str] = "session.created"
+    id: str = field(default_factory=lambda: "sess-" + secrets.token_hex(8))
+    created: int = field(default_factory=lambda: int(time.time()))
+
+
+@dataclass(frozen=True)
+class TranscriptionDelta(_Event):
+    """Committed text appended to the current generation (may be ``""``)."""
+
+    type: ClassVar[str] = "transcription.delta"
+    delta: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """vLLM's ``UsageInfo``, field for field."""
+
+    prompt_tokens: int = 0
+    total_tokens: int = 0
+    completion_tokens: int | None = 0
+    prompt_tokens_details: dict[str, Any] | None = None
+    completion_tokens_details: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire object, every field included."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class TranscriptionDone(_Event):
+    """End of a generation: all its deltas joined, and token usage."""
+
+    type: ClassVar[str] = "transcription.done"
+    text: str
+    usage: Usage | None = field(default_factory=Usage)
+
+
+@dataclass(frozen=True)
+class TranscriptionProvisional(_Event):
+    """Voxdesk extension: text after the deltas so far that may still change (replaces the last)."""
+
+    type: ClassVar[str] = "transcription.provisional"
+    text: str
+
+
+@dataclass(frozen=True)
+class ErrorEvent(_Event):
+    """An error; the connection stays open unless the server says otherwise by closing it."""
+
+    type: ClassVar[str] = "error"
+    error: str
+    code: str | None = None
+
+
+ClientEvent = SessionUpdate | InputAudioBufferAppend | InputAudioBufferCommit
+ServerEvent = SessionCreated | TranscriptionDelta | TranscriptionDone | TranscriptionProvisional | ErrorEvent
+
+_TRUE = {"true", "1", "yes", "on", "t", "y"}
+_FALSE = {"false", "0", "no", "off", "f", "n"}
+
+
+def _lax_bool(value: Any, name: str) -> bool:
+    """Pydantic's lax boolean: what vLLM accepts for ``final``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ProtocolError(ErrorCode.PROCESSING_ERROR, f"{name}: Input should be a valid boolean")
+
+
+def _session_update(data: dict[str, Any]) -> SessionUpdate:
+    if data.get("model") is None:
+        raise ProtocolError(ErrorCode.INVALID_EVENT, "Missing required field: model")
+    provisional = data.get("provisional", False)
+    return SessionUpdate(model=data["model"], provisional=provisional is True)
+
+
+def _append(data: dict[str, Any]) -> InputAudioBufferAppend:
+    audio = data.get("audio")
+    if not isinstance(audio, str):
+        problem = "Field required" if audio is None else "Input should be a valid string"
+        raise ProtocolError(ErrorCode.PROCESSING_ERROR, f"audio: {problem}")
+    return InputAudioBufferAppend(audio=audio)
+
+
+def _commit(data: dict[str, Any]) -> InputAudioBufferCommit:
+    return InputAudioBufferCommit(final=_lax_bool(data.get("final", False), "final"))
+
+
+CLIENT_EVENTS: dict[str, Callable[[dict[str, Any]], ClientEvent]] = {
+    SessionUpdate.type: _session_update,
+    InputAudioBufferAppend.type: _append,
+    InputAudioBufferCommit.type: _commit,
+}
+"""The one routing table from a client event's ``type`` to its parser."""
+
+
+def parse_client_event(text: str) -> ClientEvent:
+    """Parse one text frame from a client.
+
+    Raises:
+        ProtocolError: with vLLM's code and message for JSON, type and field errors (§4).
+    """
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise ProtocolError(ErrorCode.INVALID_JSON, "Invalid JSON") from None
+    if not isinstance(data, dict):
+        raise ProtocolError(ErrorCode.PROCESSING_ERROR, f"'{type(data).__name__}' object has no attribute 'get'")
+    parser = CLIENT_EVENTS.get(data.get("type"))  # type: ignore[arg-type]
+    if parser is None:
+        raise ProtocolError(ErrorCode.UNKNOWN_EVENT, f"Unknown event type: {data.get('type')}")
+    return parser(data)
+
+
+def parse_server_event(text: str) -> ServerEvent | None:
+    """Parse one frame from a server; ``None`` for an event type this client does not know."""
+    data = json.loads(text)
+    kind = data.get("type")
+    if kind == SessionCreated.type:
+        return SessionCreated(id=str(data.get("id", "")), created=int(data.get("created", 0)))
+    if kind == TranscriptionDelta.type:
+        return TranscriptionDelta(delta=str(data.get("delta") or ""))
+    if kind == TranscriptionDone.type:
+        usage = data.get("usage")
+        known = {f.name for f in dataclasses.fields(Usage)}
+        usage = {k: v for k, v in usage.items() if k in known} if isinstance(usage, dict) else None
+        return TranscriptionDone(text=str(data.get("text") or ""), usage=Usage(**usage) if usage is not None else None)
+    if kind == TranscriptionProvisional.type:
+        return TranscriptionProvisional(text=str(data.get("text") or ""))
+    if kind == ErrorEvent.type:
+        return ErrorEvent(error=str(data.get("error", "")), code=data.get("code"))
+    return None
