@@ -18,6 +18,7 @@ import base64
 import contextlib
 import json
 import random
+import ssl
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterable, AsyncIterator, Iterator
@@ -59,6 +60,7 @@ class RemoteSettings:
     provisional: bool = True  # ask for Voxdesk's provisional-text extension (vLLM ignores it)
     max_retries: int = 5
     open_timeout: float = 10.0
+    ca_file: str | None = None  # extra CA certificate(s) to trust for wss:// (e.g. a self-signed server)
 
 
 def backoff(initial: float = 0.5, factor: float = 2.0, cap: float = 10.0, jitter: float = 0.2) -> Iterator[float]:
@@ -128,8 +130,17 @@ class RemoteEngine:
     def connect(self) -> connect:
         """A connection to the server's ``/v1/realtime`` (use with ``async with``)."""
         return connect(
-            self.url, additional_headers=self._http_headers(), open_timeout=self.settings.open_timeout, max_size=2**24
+            self.url,
+            additional_headers=self._http_headers(),
+            open_timeout=self.settings.open_timeout,
+            max_size=2**24,
+            ssl=self._ssl_context(),
         )
+
+    def _ssl_context(self) -> ssl.SSLContext | None:
+        if not self.url.startswith("wss://"):
+            return None
+        return ssl.create_default_context(cafile=self.settings.ca_file)
 
     def _refusal(self, refused: InvalidStatus) -> str:
         status = refused.response.status_code
@@ -142,7 +153,9 @@ class RemoteEngine:
         http_url = self.url.replace("ws", "http", 1).removesuffix("/realtime") + "/models"
         request = urllib.request.Request(http_url, headers=self._http_headers())
         try:
-            with urllib.request.urlopen(request, timeout=self.settings.open_timeout) as response:
+            with urllib.request.urlopen(
+                request, timeout=self.settings.open_timeout, context=self._ssl_context()
+            ) as response:
                 return [str(m["id"]) for m in json.load(response)["data"]]
         except (urllib.error.URLError, OSError, ValueError, KeyError, TypeError):
             return None
@@ -160,9 +173,19 @@ class _RemoteSession:
         self._text = ""  # every delta yielded so far
         self._new_generation = False  # the next delta starts a new server generation
         self._tokens = (0, 0)
+        self._reading: asyncio.Future[np.ndarray] | None = None  # survives reconnects
+        self._unsent: np.ndarray | None = None  # a chunk whose send was cut off
 
     async def run(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
-        chunks = aiter(audio)
+        try:
+            async for event in self._connections(aiter(audio)):
+                yield event
+        finally:
+            if self._reading is not None:
+                self._reading.cancel()
+
+    async def _connections(self, chunks: AsyncIterator[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        """One generation per connection until ``done``, reconnecting with backoff after drops."""
         delays = backoff()
         failures = 0
         while True:
@@ -243,12 +266,26 @@ class _RemoteSession:
         return frame if isinstance(frame, str) else frame.decode()
 
     async def _send_audio(self, socket: ClientConnection, chunks: AsyncIterator[np.ndarray]) -> None:
-        async for chunk in chunks:
-            samples = check_chunk(chunk)
-            if len(samples):
-                await socket.send(InputAudioBufferAppend(audio=encode_audio(samples)).to_json())
-                self._sent += len(samples)
+        while True:
+            if self._unsent is None:
+                try:
+                    self._unsent = check_chunk(await self._next_chunk(chunks))
+                except StopAsyncIteration:
+                    break
+            if len(self._unsent):
+                await socket.send(InputAudioBufferAppend(audio=encode_audio(self._unsent)).to_json())
+                self._sent += len(self._unsent)
+            self._unsent = None
         await socket.send(InputAudioBufferCommit(final=True).to_json())
+
+    async def _next_chunk(self, chunks: AsyncIterator[np.ndarray]) -> np.ndarray:
+        """The next input chunk. Shielded: a sender cancelled by a lost connection must not
+        close the caller's audio iterator, which the next connection goes on reading."""
+        if self._reading is None:
+            self._reading = asyncio.ensure_future(anext(chunks))
+        chunk = await asyncio.shield(self._reading)
+        self._reading = None
+        return chunk
 
     def _time(self) -> float:
         return self._sent / SAMPLE_RATE

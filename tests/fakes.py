@@ -1,0 +1,41 @@
+"""Fakes, each named as such, for parts that cannot run here at the scale a test needs."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator
+
+import numpy as np
+
+from engine.events import EngineEvent, TextDelta, UtteranceDone
+from engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
+
+TICK_SAMPLES = 1280  # one delta per 80 ms of audio, Voxtral's rate
+
+
+class FakeTickEngine:
+    """FAKE engine with no recognition: one ``"tick "`` delta per 80 ms of audio.
+
+    Stands in for a speech engine only where the test is about the server carrying many
+    sessions (load, faults); Whisper on two cores cannot run 50 real-time sessions.
+    """
+
+    name = "fake-tick"
+
+    async def load(self, progress: ProgressCallback | None = None) -> None:
+        """Nothing to load."""
+
+    def stream(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        """Count audio and emit a delta per 80 ms of it, then one ``UtteranceDone``."""
+        return self._run(audio)
+
+    async def _run(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        samples = ticks = 0
+        async for chunk in audio:
+            samples += len(check_chunk(chunk))
+            while (ticks + 1) * TICK_SAMPLES <= samples:
+                ticks += 1
+                yield TextDelta("tick ", ticks * TICK_SAMPLES / SAMPLE_RATE)
+        yield UtteranceDone("tick " * ticks, samples / SAMPLE_RATE, 0.0, samples / SAMPLE_RATE)
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
