@@ -8,8 +8,8 @@ are measured against the true speech bounds the synthesizer produced, on the wal
 - final: ``UtteranceDone``, after the audio at its true end of speech was delivered (this
   includes the engine's 0.6 s end-of-speech silence).
 
-Only recordings whose utterances match their spoken stretches one to one count towards
-latency (commands and the long recording; the passages are cut mid-speech by design).
+A spoken stretch that the engine splits into several utterances (the passages) counts
+from its first shown text to the final of its last utterance.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from app.textnorm import normalize_text
 from app.transcription import percentile
 from engine.builtin import BuiltinEngine
 from engine.clock import DeliveryClock
-from engine.events import ProvisionalText, TextDelta, UtteranceDone
+from engine.events import EngineEvent, ProvisionalText, TextDelta, UtteranceDone
 from tests import speech_fixtures
 from tests.speech_fixtures import Fixture
 
@@ -56,20 +56,11 @@ async def measure(engine: BuiltinEngine, fixture: Fixture, realtime: bool) -> Fi
     """Stream one fixture; return its text, latencies against the true bounds, and costs."""
     audio = read_audio(speech_fixtures.DEFAULT_DIR / fixture.path)
     clock = DeliveryClock()
-    finals: list[UtteranceDone] = []
-    first_text: list[float] = []
-    done_at: list[float] = []
-    seen_text = False
+    timeline: list[tuple[float, EngineEvent]] = []
     cpu = time.process_time()
     async for event in engine.stream(paced_chunks(audio, clock, 0.1, realtime)):
-        now = time.perf_counter()
-        if isinstance(event, TextDelta | ProvisionalText) and event.text and not seen_text:
-            first_text.append(now)
-            seen_text = True
-        elif isinstance(event, UtteranceDone) and event.text:
-            finals.append(event)
-            done_at.append(now)
-            seen_text = False
+        timeline.append((time.perf_counter(), event))
+    finals = [e for _, e in timeline if isinstance(e, UtteranceDone) and e.text]
     result = FileResult(
         name=fixture.name,
         group=f"{fixture.kind}/{fixture.voice}",
@@ -79,10 +70,16 @@ async def measure(engine: BuiltinEngine, fixture: Fixture, realtime: bool) -> Fi
         text=" ".join(f.text for f in finals),
         reference=fixture.text,
     )
-    if fixture.speech and len(finals) == len(fixture.speech) == len(first_text):
-        for onset_seen, done, (start, end) in zip(first_text, done_at, fixture.speech, strict=True):
-            result.first_partial_s.append(onset_seen - clock.delivered_at(start))
-            result.final_s.append(done - clock.delivered_at(end))
+    for start, end in fixture.speech:
+        shown = [
+            t for t, e in timeline if isinstance(e, TextDelta | ProvisionalText) and e.text and e.audio_time > start
+        ]
+        done = [
+            t for t, e in timeline if isinstance(e, UtteranceDone) and e.text and start - 0.5 < e.speech_start < end
+        ]
+        if shown and done:
+            result.first_partial_s.append(shown[0] - clock.delivered_at(start))
+            result.final_s.append(done[-1] - clock.delivered_at(end))
     return result
 
 

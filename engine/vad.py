@@ -77,12 +77,16 @@ class EndpointSettings:
     """When speech starts and ends, from VAD probabilities.
 
     Speech starts after ``onset_seconds`` of windows at or above ``threshold`` and ends after
-    ``silence_seconds`` of windows below ``threshold - 0.15``.
+    ``silence_seconds`` of windows below ``threshold - 0.15``. Once speech has gone on for
+    ``long_speech_seconds`` a shorter pause, ``long_speech_silence_seconds``, ends it: long
+    dictation is cut at breaths between sentences instead of growing without end.
     """
 
     threshold: float = 0.5
     onset_seconds: float = 0.064
     silence_seconds: float = 0.6
+    long_speech_seconds: float = 8.0
+    long_speech_silence_seconds: float = 0.15
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,10 @@ class Endpointer:
         self.settings = settings or EndpointSettings()
         self._onset_windows = max(1, round(self.settings.onset_seconds * SAMPLE_RATE / VAD_WINDOW))
         self._silence_windows = max(1, round(self.settings.silence_seconds * SAMPLE_RATE / VAD_WINDOW))
+        self._long_windows = round(self.settings.long_speech_seconds * SAMPLE_RATE / VAD_WINDOW)
+        self._long_silence_windows = max(1, round(self.settings.long_speech_silence_seconds * SAMPLE_RATE / VAD_WINDOW))
         self._window = 0
+        self._speech_start_window = 0
         self._in_speech = False
         self._run = 0  # consecutive voiced windows (outside speech) or silent ones (inside)
         self._last_voiced_end = 0
@@ -137,12 +144,18 @@ class Endpointer:
                 self._run = self._run + 1 if p >= self.settings.threshold else 0
                 if self._run >= self._onset_windows:
                     self._in_speech, self._run, self._last_voiced_end = True, 0, end
+                    self._speech_start_window = self._window - self._onset_windows
                     points.append(SpeechStarted(end - self._onset_windows * VAD_WINDOW))
             elif p < low:
                 self._run += 1
-                if self._run >= self._silence_windows:
+                if self._run >= self._required_silence():
                     self._in_speech, self._run = False, 0
                     points.append(SpeechEnded(self._last_voiced_end))
             else:
                 self._run, self._last_voiced_end = 0, end
         return points
+
+    def _required_silence(self) -> int:
+        """Windows of silence that end the current speech: fewer once it has gone on long."""
+        voiced = self._last_voiced_end // VAD_WINDOW - self._speech_start_window
+        return self._long_silence_windows if voiced >= self._long_windows else self._silence_windows

@@ -25,6 +25,14 @@ def test_short_pauses_do_not_end_speech() -> None:
     assert endpointer.in_speech
 
 
+def test_long_speech_ends_at_a_shorter_pause() -> None:
+    settings = EndpointSettings(silence_seconds=0.6, long_speech_seconds=8.0, long_speech_silence_seconds=0.25)
+    short = Endpointer(settings).process(probabilities((0.9, 4.0), (0.1, 0.32), (0.9, 1.0)))
+    assert [type(p) for p in short] == [SpeechStarted]
+    long = Endpointer(settings).process(probabilities((0.9, 9.0), (0.1, 0.32), (0.9, 1.0)))
+    assert [type(p) for p in long] == [SpeechStarted, SpeechEnded, SpeechStarted]
+
+
 def test_a_single_voiced_window_is_not_speech() -> None:
     endpointer = Endpointer()
     assert endpointer.process(probabilities((0.0, 0.5), (0.9, WINDOW_SECONDS), (0.0, 0.5))) == []
