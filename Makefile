@@ -25,6 +25,7 @@ bench:
 	@scripts/setup.sh --test
 	$(VENV)/bin/python -m tests.speech_fixtures
 	$(VENV)/bin/python -m benchmarks
+	$(VENV)/bin/python -m benchmarks.realtime
 
 fixtures:
 	@scripts/setup.sh --test
