@@ -106,11 +106,14 @@ def check_chunk(chunk: object) -> np.ndarray:
 
 
 class AudioFeed:
-    """A bounded push-to-pull adapter: ``push`` chunks in, iterate them out.
+    """A bounded push-to-pull adapter: push chunks in, iterate them out.
 
-    ``push`` never blocks; once more than ``max_buffered_seconds`` of audio waits unread it
-    raises :class:`AudioBufferFull` and keeps what it already holds. Call ``end`` when the
-    audio is over; iteration then finishes after the buffered chunks.
+    At most ``max_buffered_seconds`` of audio waits unread (a single longer chunk is let into
+    an empty feed). ``push`` never blocks: beyond the
+    bound it raises :class:`AudioBufferFull` and keeps what it already holds (for producers
+    that cannot wait, like a microphone callback). ``put`` waits for room instead (for
+    producers that can be slowed down, like a socket). Call ``end`` when the audio is over;
+    iteration then finishes after the buffered chunks.
     """
 
     def __init__(self, max_buffered_seconds: float = 30.0) -> None:
@@ -118,32 +121,58 @@ class AudioFeed:
         self._max_samples = int(max_buffered_seconds * SAMPLE_RATE)
         self._buffered = 0
         self._ended = False
+        self._room = asyncio.Event()
 
     @property
     def buffered_seconds(self) -> float:
         """Seconds of audio pushed but not yet read."""
         return self._buffered / SAMPLE_RATE
 
+    @property
+    def ended(self) -> bool:
+        """Whether ``end`` was called."""
+        return self._ended
+
     def push(self, chunk: np.ndarray) -> None:
-        """Queue one chunk (checked with :func:`check_chunk`)."""
+        """Queue one chunk (checked with :func:`check_chunk`) or raise ``AudioBufferFull``."""
         if self._ended:
             raise RuntimeError("push() after end()")
         chunk = check_chunk(chunk)
-        if self._buffered + len(chunk) > self._max_samples:
+        if not self._fits(chunk):
             raise AudioBufferFull(f"more than {self._max_samples / SAMPLE_RATE:g} s of audio waiting for the engine")
-        self._buffered += len(chunk)
-        self._queue.put_nowait(chunk)
+        self._enqueue(chunk)
+
+    async def put(self, chunk: np.ndarray) -> bool:
+        """Queue one chunk, first waiting until it fits. Returns ``False`` (chunk dropped) if
+        the feed ended while waiting or before."""
+        chunk = check_chunk(chunk)
+        while not self._ended and not self._fits(chunk):
+            self._room.clear()
+            await self._room.wait()
+        if self._ended:
+            return False
+        self._enqueue(chunk)
+        return True
 
     def end(self) -> None:
-        """Mark the end of the audio; idempotent."""
+        """Mark the end of the audio; idempotent. Wakes producers waiting in ``put``."""
         if not self._ended:
             self._ended = True
             self._queue.put_nowait(None)
+            self._room.set()
 
     def __aiter__(self) -> AsyncIterator[np.ndarray]:
         return self._chunks()
 
+    def _fits(self, chunk: np.ndarray) -> bool:
+        return self._buffered == 0 or self._buffered + len(chunk) <= self._max_samples
+
+    def _enqueue(self, chunk: np.ndarray) -> None:
+        self._buffered += len(chunk)
+        self._queue.put_nowait(chunk)
+
     async def _chunks(self) -> AsyncIterator[np.ndarray]:
         while (chunk := await self._queue.get()) is not None:
             self._buffered -= len(chunk)
+            self._room.set()
             yield chunk

@@ -230,7 +230,8 @@ def parse_client_event(text: str) -> ClientEvent:
         raise ProtocolError(ErrorCode.INVALID_JSON, "Invalid JSON") from None
     if not isinstance(data, dict):
         raise ProtocolError(ErrorCode.PROCESSING_ERROR, f"'{type(data).__name__}' object has no attribute 'get'")
-    parser = CLIENT_EVENTS.get(data.get("type"))  # type: ignore[arg-type]
+    kind = data.get("type")
+    parser = CLIENT_EVENTS.get(kind) if isinstance(kind, str) else None
     if parser is None:
         raise ProtocolError(ErrorCode.UNKNOWN_EVENT, f"Unknown event type: {data.get('type')}")
     return parser(data)

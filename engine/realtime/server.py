@@ -27,7 +27,6 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from engine.clock import DeliveryClock
-from engine.errors import AudioBufferFull
 from engine.events import ProvisionalText, StreamError, TextDelta, UtteranceDone
 from engine.realtime.events import ErrorCode, Usage
 from engine.realtime.metrics import CONTENT_TYPE, RealtimeMetrics
@@ -141,9 +140,14 @@ class RealtimeServer:
         self._closing = True
         if self._server is not None:
             self._server.close(close_connections=False)
-        for connection in self._connections:
+        for connection in list(self._connections):
             if connection.feed is not None:
                 connection.feed.end()
+                connection.protocol.send_error(
+                    ErrorCode.SERVER_SHUTDOWN, "Server shutting down: finishing the current transcription"
+                )
+                with contextlib.suppress(ConnectionClosed):
+                    await connection.flush()
         generations = [c.generation for c in self._connections if c.generation is not None]
         if generations:
             await asyncio.wait(generations, timeout=self.config.shutdown_grace)
@@ -203,7 +207,7 @@ class RealtimeServer:
                     connection.protocol.receive_binary()
                 else:
                     connection.protocol.receive_text(frame)
-                self._dispatch(connection)
+                await self._dispatch(connection)
                 await connection.flush()
         except ConnectionClosed:
             pass
@@ -221,7 +225,7 @@ class RealtimeServer:
             max_session_samples=int(config.max_session_audio * SAMPLE_RATE),
         )
 
-    def _dispatch(self, connection: _Connection) -> None:
+    async def _dispatch(self, connection: _Connection) -> None:
         for action in connection.protocol.events_received():
             if isinstance(action, StartGeneration):
                 connection.feed = AudioFeed(self.config.max_engine_backlog)
@@ -229,20 +233,19 @@ class RealtimeServer:
                 connection.fed_samples = 0
                 connection.generation = asyncio.create_task(self._generate(connection, connection.feed))
             elif isinstance(action, AudioReceived):
-                self._feed(connection, action)
+                await self._feed(connection, action)
             elif isinstance(action, EndOfAudio) and connection.feed is not None:
                 connection.feed.end()
 
-    def _feed(self, connection: _Connection, audio: AudioReceived) -> None:
-        assert connection.feed is not None and connection.clock is not None
-        try:
-            connection.feed.push(audio.samples)
-        except AudioBufferFull as full:
-            connection.protocol.send_error(ErrorCode.BUFFER_FULL, f"{full}; chunk dropped")
-            return
+    async def _feed(self, connection: _Connection, audio: AudioReceived) -> None:
+        """Hand audio to the engine. When the engine is behind this waits, and so stops
+        reading the socket: TCP slows a client that streams a file faster than real time."""
+        feed, clock = connection.feed, connection.clock
+        if feed is None or clock is None or not await feed.put(audio.samples):
+            return  # the generation ended (engine failure, shutdown): its audio is moot
         self.metrics.audio_seconds.inc(len(audio.samples) / SAMPLE_RATE)
         connection.fed_samples += len(audio.samples)
-        connection.clock.record(connection.fed_samples, time.perf_counter())
+        clock.record(connection.fed_samples, time.perf_counter())
 
     async def _generate(self, connection: _Connection, feed: AudioFeed) -> None:
         """Run one engine session and report it as deltas and one ``done``."""
@@ -279,6 +282,7 @@ class RealtimeServer:
             protocol.generation_failed("Internal error during transcription")
         finally:
             self.metrics.sessions_active.dec()
+            feed.end()  # releases a reader waiting for room in it
             connection.feed = None
             with contextlib.suppress(ConnectionClosed):
                 await connection.flush()

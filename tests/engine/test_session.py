@@ -54,6 +54,26 @@ def test_audio_feed_refuses_audio_beyond_its_bound_and_keeps_what_it_has() -> No
     asyncio.run(scenario())
 
 
+def test_audio_feed_put_waits_for_room_and_gives_up_when_the_feed_ends() -> None:
+    async def scenario() -> None:
+        feed = AudioFeed(max_buffered_seconds=1.0)
+        assert await feed.put(np.zeros(12_000, np.float32))
+        waiting = asyncio.ensure_future(feed.put(np.zeros(8_000, np.float32)))
+        await asyncio.sleep(0.05)
+        assert not waiting.done(), "put did not wait for room"
+        chunks = aiter(feed)
+        assert len(await anext(chunks)) == 12_000  # reading makes room
+        assert await asyncio.wait_for(waiting, 1.0)
+        assert feed.buffered_seconds == 0.5
+        blocked = asyncio.ensure_future(feed.put(np.zeros(12_000, np.float32)))
+        await asyncio.sleep(0.05)
+        feed.end()
+        assert await asyncio.wait_for(blocked, 1.0) is False
+        assert not await feed.put(np.zeros(1, np.float32))
+
+    asyncio.run(scenario())
+
+
 def test_audio_feed_refuses_push_after_end() -> None:
     async def scenario() -> None:
         feed = AudioFeed()
