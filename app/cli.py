@@ -18,6 +18,7 @@ from engine import ENGINE_NAMES, StreamingEngine, create_engine
 from engine.errors import VoxdeskError
 from engine.realtime.client import RemoteEngine, RemoteSettings
 from engine.realtime.server import InsecureBindError, RealtimeServer, ServerConfig
+from engine.vllm_engine import VllmSettings
 
 __all__ = ["main"]
 
@@ -50,10 +51,40 @@ def build_parser() -> argparse.ArgumentParser:
     )
     transcribe.add_argument("--json", action="store_true", help="print one JSON event per line, then a summary line")
     transcribe.add_argument("--server", metavar="URL", help="use the /v1/realtime server at URL (ws:// or wss://)")
-    transcribe.add_argument("--model", default="", help="model name to ask the server for")
+    transcribe.add_argument("--model", default="", help="model to ask the server for, or for --engine vllm to load")
     transcribe.add_argument("--api-key", default=os.environ.get("VOXDESK_API_KEY"), help="bearer key for the server")
+    _add_vllm_arguments(transcribe)
     _add_serve_parser(commands)
     return parser
+
+
+def _add_vllm_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("vLLM engine (--engine vllm)")
+    group.add_argument("--max-model-len", type=int, help="context length in tokens (bounds one session's audio)")
+    group.add_argument("--max-num-seqs", type=int, default=8, help="concurrent sessions (default: %(default)s)")
+    group.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="(default: %(default)s)")
+    group.add_argument("--tokenizer-mode", default="mistral", help="(default: %(default)s)")
+    group.add_argument("--dtype", default="auto", help="(default: %(default)s)")
+    group.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs: slower, starts faster")
+
+
+def _create_engine(args: argparse.Namespace) -> StreamingEngine:
+    if args.engine != "vllm":
+        return create_engine(args.engine)
+    mistral = args.tokenizer_mode == "mistral"
+    return create_engine(
+        "vllm",
+        model=args.model or VllmSettings.model,
+        served_model_name=getattr(args, "served_model_name", None),
+        max_model_len=args.max_model_len,
+        max_num_seqs=args.max_num_seqs,
+        gpu_memory_utilization=args.gpu_memory_utilization,
+        tokenizer_mode=args.tokenizer_mode,
+        config_format="mistral" if mistral else "auto",
+        load_format="mistral" if mistral else "auto",
+        dtype=args.dtype,
+        enforce_eager=args.enforce_eager,
+    )
 
 
 def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -65,7 +96,10 @@ def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     defaults = ServerConfig()
     serve.add_argument("--engine", choices=ENGINE_NAMES, default="builtin", help="speech engine (default: %(default)s)")
-    serve.add_argument("--served-model-name", default=defaults.served_model_name, help="model name clients ask for")
+    serve.add_argument("--model", default="", help="model for --engine vllm (a folder or a model hub id)")
+    serve.add_argument(
+        "--served-model-name", help="model name clients ask for (default: voxdesk-builtin, or the vLLM model)"
+    )
     serve.add_argument("--host", default=defaults.host, help="address to listen on (default: %(default)s)")
     serve.add_argument("--port", type=int, default=defaults.port, help="port (default: %(default)s)")
     serve.add_argument(
@@ -88,11 +122,13 @@ def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         action="store_true",
         help="listen beyond loopback without an API key (only on a trusted network)",
     )
+    _add_vllm_arguments(serve)
 
 
 async def _serve(args: argparse.Namespace) -> int:
+    default_name = (args.model or VllmSettings.model) if args.engine == "vllm" else ServerConfig.served_model_name
     config = ServerConfig(
-        served_model_name=args.served_model_name,
+        served_model_name=args.served_model_name or default_name,
         host=args.host,
         port=args.port,
         api_key=args.api_key or None,
@@ -104,7 +140,7 @@ async def _serve(args: argparse.Namespace) -> int:
         max_session_audio=args.max_session_audio,
         shutdown_grace=args.shutdown_grace,
     )
-    engine = create_engine(args.engine)
+    engine = _create_engine(args)
     server = RealtimeServer(engine, config)  # refuses insecure binds before loading anything
     await engine.load(lambda step, _: print(f"voxdesk serve: {step}", file=sys.stderr, flush=True))
     await server.start()
@@ -129,7 +165,7 @@ async def _serve(args: argparse.Namespace) -> int:
 def _engine_for(args: argparse.Namespace) -> StreamingEngine:
     if args.server:
         return RemoteEngine(RemoteSettings(url=args.server, model=args.model, api_key=args.api_key or None))
-    return create_engine(args.engine)
+    return _create_engine(args)
 
 
 async def _transcribe(args: argparse.Namespace) -> int:

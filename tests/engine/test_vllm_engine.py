@@ -1,0 +1,146 @@
+"""The vLLM engine in-process on the CPU with the tiny Voxtral Realtime model: real vLLM mechanics."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Iterator
+
+import numpy as np
+import pytest
+
+from engine import EngineUnavailable, StreamError, TextDelta, UtteranceDone, create_engine
+from engine.events import EngineEvent
+from engine.vllm_engine import VllmEngine, VllmSettings
+from tests.vllm_support import (
+    ENGINE_OPTIONS,
+    OUTPUTS_FOR_4S,
+    PROMPT_TOKENS,
+    as_float,
+    build_tiny_model,
+    chirp_pcm16,
+    requires_vllm,
+)
+
+pytestmark = [pytest.mark.vllm, requires_vllm]
+
+
+class EngineThread:
+    """The engine lives on one event loop for the whole module (vLLM's client is bound to it)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+
+    def run(self, coroutine):  # type: ignore[no-untyped-def]
+        return self.loop.run_until_complete(coroutine)
+
+
+@pytest.fixture(scope="module")
+def vllm() -> Iterator[tuple[VllmEngine, EngineThread]]:
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    engine = VllmEngine(VllmSettings(model=str(build_tiny_model()), served_model_name="tinyvox", **ENGINE_OPTIONS))
+    runner = EngineThread()
+    runner.run(engine.load())
+    yield engine, runner
+    runner.run(engine.aclose())
+    runner.loop.close()
+
+
+async def chunks(audio: np.ndarray, size: int = 1600) -> AsyncIterator[np.ndarray]:
+    for start in range(0, len(audio), size):
+        await asyncio.sleep(0)
+        yield audio[start : start + size]
+
+
+async def collect(engine: VllmEngine, audio: np.ndarray) -> list[EngineEvent]:
+    return [event async for event in engine.stream(chunks(audio))]
+
+
+def test_one_delta_per_80_ms_slot_and_a_final_text_of_all_deltas(vllm: tuple[VllmEngine, EngineThread]) -> None:
+    engine, runner = vllm
+    events = runner.run(collect(engine, as_float(chirp_pcm16(4.0))))
+    deltas = [e for e in events if isinstance(e, TextDelta)]
+    [done] = [e for e in events if isinstance(e, UtteranceDone)]
+    assert len(deltas) == OUTPUTS_FOR_4S
+    assert done.text == "".join(d.text for d in deltas)
+    assert done.text.strip(), "the tiny model's greedy output should be visible text"
+    assert done.stats.prompt_tokens == PROMPT_TOKENS
+    assert done.stats.completion_tokens == OUTPUTS_FOR_4S
+    times = [e.audio_time for e in events]
+    assert times == sorted(times) and times[-1] == pytest.approx(4.0)
+    assert not [e for e in events if isinstance(e, StreamError)]
+
+
+def test_the_same_audio_gives_the_same_deltas_and_other_audio_others(vllm: tuple[VllmEngine, EngineThread]) -> None:
+    engine, runner = vllm
+    first = runner.run(collect(engine, as_float(chirp_pcm16(4.0))))
+    again = runner.run(collect(engine, as_float(chirp_pcm16(4.0))))
+    other = runner.run(collect(engine, as_float(chirp_pcm16(4.0, seed=1)[::-1].copy())))
+    text = [e.text for e in first if isinstance(e, TextDelta)]
+    assert text == [e.text for e in again if isinstance(e, TextDelta)]
+    assert text != [e.text for e in other if isinstance(e, TextDelta)]
+
+
+def test_two_sessions_run_concurrently(vllm: tuple[VllmEngine, EngineThread]) -> None:
+    engine, runner = vllm
+
+    async def both() -> list[list[EngineEvent]]:
+        return list(
+            await asyncio.gather(
+                collect(engine, as_float(chirp_pcm16(4.0))), collect(engine, as_float(chirp_pcm16(4.0, seed=2)))
+            )
+        )
+
+    for events in runner.run(both()):
+        deltas = [e for e in events if isinstance(e, TextDelta)]
+        [done] = [e for e in events if isinstance(e, UtteranceDone)]
+        assert len(deltas) == OUTPUTS_FOR_4S and done.text == "".join(d.text for d in deltas)
+
+
+def test_leaving_a_session_aborts_its_request(vllm: tuple[VllmEngine, EngineThread]) -> None:
+    engine, runner = vllm
+
+    async def endless() -> AsyncIterator[np.ndarray]:
+        audio = as_float(chirp_pcm16(4.0))
+        while True:
+            async for chunk in chunks(audio):
+                yield chunk
+
+    async def leave_early() -> int:
+        seen = 0
+        async for event in engine.stream(endless()):
+            seen += isinstance(event, TextDelta)
+            if seen == 10:
+                break
+        await asyncio.sleep(0.5)
+        return engine.unfinished_requests()
+
+    assert runner.run(leave_early()) == 0
+    events = runner.run(collect(engine, as_float(chirp_pcm16(4.0))))
+    assert sum(isinstance(e, TextDelta) for e in events) == OUTPUTS_FOR_4S
+
+
+def test_bad_audio_raises_after_the_text_already_produced(vllm: tuple[VllmEngine, EngineThread]) -> None:
+    engine, runner = vllm
+    from engine import AudioFormatError
+
+    async def then_stereo() -> AsyncIterator[np.ndarray]:
+        async for chunk in chunks(as_float(chirp_pcm16(2.0))):
+            yield chunk
+        yield np.zeros((1600, 2), np.float32)
+
+    async def run() -> int:
+        deltas = 0
+        with pytest.raises(AudioFormatError, match="mono"):
+            async for event in engine.stream(then_stereo()):
+                deltas += isinstance(event, TextDelta)
+        return deltas
+
+    assert runner.run(run()) > 0
+    assert runner.run(asyncio.sleep(0.2, result=engine.unfinished_requests())) == 0
+
+
+def test_a_model_folder_that_is_not_there_is_a_clear_error() -> None:
+    engine = create_engine("vllm", model="/nonexistent/voxtral", **ENGINE_OPTIONS)
+    with pytest.raises(EngineUnavailable, match="could not"):
+        asyncio.run(engine.load())

@@ -1,0 +1,125 @@
+"""What the vLLM tests share: the tiny model, test audio, and a way to skip or fail without vLLM."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+TINY_MODEL_DIR = REPO / "build" / "tiny-voxtral"
+SERVED_NAME = "tinyvox"
+ENGINE_OPTIONS = {
+    "dtype": "float32",
+    "enforce_eager": True,
+    "max_model_len": 1024,
+    "max_num_seqs": 4,
+    "seed": 0,
+}
+# vLLM counts for 4 s of audio with Voxtral's streaming settings (tiny-realtime-model.md):
+# 99 slots of 80 ms once padded, the first 39 are the prompt, one output per remaining slot.
+OUTPUTS_FOR_4S = 60
+PROMPT_TOKENS = 39
+
+requires_vllm = pytest.mark.skipif(
+    importlib.util.find_spec("vllm") is None and os.environ.get("REQUIRE_VLLM") != "1",
+    reason="vllm is not installed here; `make test` runs these in .venv-vllm (scripts/setup-vllm.sh)",
+)
+
+
+def build_tiny_model() -> Path:
+    """The tiny random-weight Voxtral Realtime checkpoint, built once by the repository's script."""
+    if not (TINY_MODEL_DIR / "consolidated.safetensors").exists():
+        subprocess.run(
+            [sys.executable, str(REPO / "scripts" / "make_tiny_voxtral.py"), str(TINY_MODEL_DIR)], check=True
+        )
+    return TINY_MODEL_DIR
+
+
+def chirp_pcm16(seconds: float = 4.0, seed: int = 0) -> np.ndarray:
+    """PCM16 audio that changes over time (a pure tone makes a random model repeat one letter):
+    a 200→3000 Hz chirp under a 2 Hz envelope plus a little noise.
+
+    Parity tests send these exact samples over the wire and, as ``pcm / 32768`` (what a
+    server decodes them to), in-process."""
+    t = np.arange(int(seconds * 16_000)) / 16_000
+    frequency = 200 + (3000 - 200) * t / seconds
+    phase = 2 * np.pi * np.cumsum(frequency) / 16_000
+    envelope = 0.5 * (1 + np.sin(2 * np.pi * 2 * t))
+    noise = np.random.default_rng(seed).normal(0, 0.02, len(t))
+    signal = 0.4 * envelope * np.sin(phase) + noise
+    return np.round(np.clip(signal, -1, 1) * 32767).astype("<i2")
+
+
+def as_float(pcm: np.ndarray) -> np.ndarray:
+    """PCM16 to float32 exactly as vLLM's server decodes it."""
+    return pcm.astype(np.float32) / 32768.0
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for_health(port: int, process: subprocess.Popen[bytes], timeout: float = 300.0) -> None:
+    """Until ``GET /health`` answers 200; fails early if the server process died."""
+    import time
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode} before it was healthy")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError(f"no healthy server on port {port} after {timeout:.0f} s")
+
+
+def start_vllm_server(model: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """vLLM's own OpenAI-compatible server with ``/v1/realtime``, on loopback."""
+    port = free_port()
+    command = [
+        sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
+        "--served-model-name", SERVED_NAME, "--host", "127.0.0.1", "--port", str(port),
+        "--tokenizer-mode", "mistral", "--config-format", "mistral", "--load-format", "mistral",
+        "--dtype", "float32", "--enforce-eager", "--max-model-len", "1024", "--max-num-seqs", "4", "--seed", "0",
+    ]  # fmt: skip
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1"}
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for_health(port, process)
+    return process, port
+
+
+def start_voxdesk_vllm_server(model: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """``voxdesk serve --engine vllm`` with the same model and engine settings as vLLM's server."""
+    port = free_port()
+    command = [
+        sys.executable, "-m", "app.cli", "serve", "--engine", "vllm", "--model", str(model),
+        "--served-model-name", SERVED_NAME, "--port", str(port), "--dtype", "float32", "--enforce-eager",
+        "--max-model-len", "1024", "--max-num-seqs", "4",
+    ]  # fmt: skip
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VOXDESK_API_KEY": ""}
+    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for_health(port, process)
+    return process, port
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
