@@ -14,6 +14,7 @@ from app.transcription import TranscriptionReport, transcribe_audio
 from engine.builtin import BuiltinEngine
 from tests import speech_fixtures
 from tests.speech_fixtures import Fixture
+from tests.vllm_support import build_tiny_model, start_vllm_server, stop
 
 
 @pytest.fixture(scope="session")
@@ -52,3 +53,11 @@ def fast_transcripts(engine: BuiltinEngine, fixture_audio: dict[str, np.ndarray]
             return report
 
     return Cache()
+
+
+@pytest.fixture(scope="session")
+def vllm_server() -> Iterator[int]:
+    """vLLM's own server (``vllm.entrypoints.openai.api_server``) with the tiny model; its port."""
+    process, port = start_vllm_server(build_tiny_model())
+    yield port
+    stop(process)

@@ -123,3 +123,35 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=60)
     except subprocess.TimeoutExpired:
         process.kill()
+
+
+async def realtime_frames(port: int, script: list[str], until: str) -> list[str]:
+    """Send ``script`` (raw text frames) to ``/v1/realtime``, return every frame received
+    until one containing ``until``, with the session id and time masked."""
+    import asyncio
+    import re
+
+    from websockets.asyncio.client import connect
+
+    received: list[str] = []
+    async with connect(f"ws://127.0.0.1:{port}/v1/realtime", max_size=2**24) as socket:
+        for frame in script:
+            await socket.send(frame)
+        while True:
+            frame = str(await asyncio.wait_for(socket.recv(), 60))
+            received.append(re.sub(r'"id":"sess-[0-9a-f]{16}","created":\d+', '"id":"sess-masked","created":0', frame))
+            if until in frame:
+                return received
+
+
+def audio_frames(pcm: np.ndarray, chunk: int = 1600) -> list[str]:
+    """``input_audio_buffer.append`` frames carrying exactly these PCM16 samples."""
+    import base64
+    import json
+
+    return [
+        json.dumps(
+            {"type": "input_audio_buffer.append", "audio": base64.b64encode(pcm[i : i + chunk].tobytes()).decode()}
+        )
+        for i in range(0, len(pcm), chunk)
+    ]

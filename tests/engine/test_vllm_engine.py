@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import AsyncIterator, Iterator
 
@@ -16,9 +17,12 @@ from tests.vllm_support import (
     ENGINE_OPTIONS,
     OUTPUTS_FOR_4S,
     PROMPT_TOKENS,
+    SERVED_NAME,
     as_float,
+    audio_frames,
     build_tiny_model,
     chirp_pcm16,
+    realtime_frames,
     requires_vllm,
 )
 
@@ -144,3 +148,20 @@ def test_a_model_folder_that_is_not_there_is_a_clear_error() -> None:
     engine = create_engine("vllm", model="/nonexistent/voxtral", **ENGINE_OPTIONS)
     with pytest.raises(EngineUnavailable, match="could not"):
         asyncio.run(engine.load())
+
+
+def test_parity_with_vllms_own_realtime_server(vllm: tuple[VllmEngine, EngineThread], vllm_server: int) -> None:
+    engine, runner = vllm
+    pcm = chirp_pcm16(4.0)
+    in_process = [e.text for e in runner.run(collect(engine, as_float(pcm))) if isinstance(e, TextDelta)]
+    script = [
+        json.dumps({"type": "session.update", "model": SERVED_NAME}),
+        json.dumps({"type": "input_audio_buffer.commit"}),
+        *audio_frames(pcm),
+        json.dumps({"type": "input_audio_buffer.commit", "final": True}),
+    ]
+    frames = [json.loads(f) for f in asyncio.run(realtime_frames(vllm_server, script, "transcription.done"))]
+    over_wire = [f["delta"] for f in frames if f["type"] == "transcription.delta"]
+    assert len(in_process) == OUTPUTS_FOR_4S
+    assert in_process == over_wire
+    assert frames[-1]["text"] == "".join(in_process)
