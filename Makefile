@@ -1,5 +1,6 @@
 # The two commands of the README: `make run` and `make test`. Both install what they need.
 VENV ?= .venv
+VLLM_VENV ?= .venv-vllm
 ARGS ?= transcribe resources/samples/hello.flac
 
 .PHONY: run test lint bench fixtures clean
@@ -10,11 +11,13 @@ run:
 
 test:
 	@scripts/setup.sh --test
+	@scripts/setup-vllm.sh
 	$(VENV)/bin/python -m tests.speech_fixtures
 	$(VENV)/bin/python -m ruff check .
 	$(VENV)/bin/python -m ruff format --check .
 	$(VENV)/bin/python -m mypy
-	$(VENV)/bin/python -m pytest
+	$(VENV)/bin/python -m pytest -m "not vllm"
+	REQUIRE_VLLM=1 $(VLLM_VENV)/bin/python -m pytest -m vllm
 
 lint:
 	@scripts/setup.sh --test
@@ -23,13 +26,15 @@ lint:
 
 bench:
 	@scripts/setup.sh --test
+	@scripts/setup-vllm.sh
 	$(VENV)/bin/python -m tests.speech_fixtures
 	$(VENV)/bin/python -m benchmarks
 	$(VENV)/bin/python -m benchmarks.realtime
+	$(VLLM_VENV)/bin/python -m benchmarks.vllm_engine
 
 fixtures:
 	@scripts/setup.sh --test
 	$(VENV)/bin/python -m tests.speech_fixtures
 
 clean:
-	rm -rf $(VENV) build
+	rm -rf $(VENV) $(VLLM_VENV) build
