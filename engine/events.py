@@ -22,7 +22,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class TextDelta:
-    """Text the engine commits to: append-only, never revised.
+    """Text the engine commits to: append-only, never revised, possibly ``""``.
 
     All deltas of one utterance, concatenated in order, equal its ``UtteranceDone.text``.
     """

@@ -25,12 +25,15 @@ Audio in
 
 Events out (:mod:`engine.events`)
     - ``TextDelta``: committed text, append-only. The deltas of one utterance concatenate
-      exactly to that utterance's final text.
+      exactly to that utterance's final text. It may be ``""``: the vLLM engine yields one
+      delta per model step, as vLLM's server sends them.
     - ``ProvisionalText``: the engine's current guess after the committed text; each one
       replaces the previous one, ``""`` clears it. Engines that never revise text (vLLM)
       do not send it.
     - ``UtteranceDone``: the final text of one utterance, its detected speech bounds and
-      stats. A stream holds any number of utterances one after another.
+      stats. A stream holds any number of utterances one after another. Engines without
+      their own voice-activity detection (vLLM, remote) make the whole stream one utterance
+      and report its bounds as the start and end of the stream.
     - ``StreamError``: something failed; text already yielded stays valid. A fatal error
       ends the session.
 
@@ -127,11 +130,6 @@ class AudioFeed:
     def buffered_seconds(self) -> float:
         """Seconds of audio pushed but not yet read."""
         return self._buffered / SAMPLE_RATE
-
-    @property
-    def ended(self) -> bool:
-        """Whether ``end`` was called."""
-        return self._ended
 
     def push(self, chunk: np.ndarray) -> None:
         """Queue one chunk (checked with :func:`check_chunk`) or raise ``AudioBufferFull``."""
