@@ -72,18 +72,18 @@ def print_summary(report: TranscriptionReport, out: TextIO) -> None:
     """The final transcript and the latency and speed figures, for people."""
     stats = report.summary()
 
-    def seconds(key: str) -> str:
+    def figure(key: str, unit: str = " s") -> str:
         value = stats[key]
-        return "n/a" if value is None else f"{value:.2f} s"
+        return "n/a" if value is None else f"{value:.2f}{unit}"
 
     out.write("\nTranscript:\n" + (report.text or "(no speech found)") + "\n\n")
     out.write(
         f"Audio {stats['audio_seconds']:.1f} s, {stats['utterances']} utterance(s)\n"
-        f"First partial after speech onset: median {seconds('first_partial_latency_median_s')}, "
-        f"p90 {seconds('first_partial_latency_p90_s')}\n"
-        f"Final after end of speech:       median {seconds('final_latency_median_s')}, "
-        f"p90 {seconds('final_latency_p90_s')}\n"
-        f"Real-time factor {stats['real_time_factor']:.2f} (decoding), "
+        f"First partial after speech onset: median {figure('first_partial_latency_median_s')}, "
+        f"p90 {figure('first_partial_latency_p90_s')}\n"
+        f"Final after end of speech:       median {figure('final_latency_median_s')}, "
+        f"p90 {figure('final_latency_p90_s')}\n"
+        f"Real-time factor {figure('real_time_factor', '')} (decoding), "
         f"{stats['wall_real_time_factor']:.2f} (wall); "
         f"{stats['cpu_seconds_per_audio_second']:.2f} CPU-s per audio-s\n"
     )

@@ -56,9 +56,10 @@ class TranscriptionReport:
         return " ".join(u.done.text for u in self.utterances if u.done.text)
 
     @property
-    def decode_seconds(self) -> float:
-        """Time the engine spent decoding, over all utterances."""
-        return sum(u.done.stats.decode_seconds for u in self.utterances)
+    def decode_seconds(self) -> float | None:
+        """Time the engine spent decoding, over all utterances; ``None`` if it does not say."""
+        times = [u.done.stats.decode_seconds for u in self.utterances]
+        return None if None in times else sum(t for t in times if t is not None)
 
     def summary(self) -> dict[str, float | int | None]:
         """Latency medians and p90s, real-time factors and CPU cost, for printing or JSON."""
@@ -72,7 +73,7 @@ class TranscriptionReport:
             "first_partial_latency_p90_s": _rounded(percentile(first, 90)),
             "final_latency_median_s": _rounded(percentile(final, 50)),
             "final_latency_p90_s": _rounded(percentile(final, 90)),
-            "real_time_factor": round(self.decode_seconds / audio, 3),
+            "real_time_factor": None if self.decode_seconds is None else round(self.decode_seconds / audio, 3),
             "wall_real_time_factor": round(self.wall_seconds / audio, 3),
             "cpu_seconds_per_audio_second": round(self.cpu_seconds / audio, 3),
         }

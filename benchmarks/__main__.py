@@ -66,7 +66,7 @@ async def measure(engine: BuiltinEngine, fixture: Fixture, realtime: bool) -> Fi
         group=f"{fixture.kind}/{fixture.voice}",
         audio_s=fixture.duration,
         cpu_s=time.process_time() - cpu,
-        decode_s=sum(f.stats.decode_seconds for f in finals),
+        decode_s=sum(f.stats.decode_seconds or 0.0 for f in finals),
         text=" ".join(f.text for f in finals),
         reference=fixture.text,
     )

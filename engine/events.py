@@ -47,7 +47,7 @@ class UtteranceStats:
     """What it took to transcribe one utterance."""
 
     audio_seconds: float
-    decode_seconds: float
+    decode_seconds: float | None  # None: the engine cannot tell (vLLM, remote servers)
     partial_decodes: int
     prompt_tokens: int = 0
     completion_tokens: int = 0

@@ -186,7 +186,7 @@ class VllmEngine:
             if self._llm is not None:
                 await self._llm.abort(request_id)  # frees KV and the sequence slot if still held
         stats = UtteranceStats(
-            audio_seconds=received.seconds, decode_seconds=0.0, partial_decodes=0,
+            audio_seconds=received.seconds, decode_seconds=None, partial_decodes=0,
             prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
         )  # fmt: skip
         yield UtteranceDone(text, received.seconds, 0.0, received.seconds, stats)

@@ -294,7 +294,7 @@ class _RemoteSession:
         prompt, completion = self._tokens
         stats = UtteranceStats(
             audio_seconds=self._time(),
-            decode_seconds=0.0,
+            decode_seconds=None,
             partial_decodes=0,
             prompt_tokens=prompt,
             completion_tokens=completion,

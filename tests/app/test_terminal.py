@@ -39,3 +39,18 @@ def test_events_become_json_lines_with_type_and_wall_time() -> None:
     assert line == {"type": "delta", "text": "Set a", "audio_time": 1.4, "wall_time": 1.2346}
     done = json.loads(event_to_json(TimedEvent(EVENTS[-1], 2.0)))
     assert done["type"] == "done" and done["stats"]["partial_decodes"] == 0
+
+
+def test_summary_says_n_a_for_figures_an_engine_does_not_report() -> None:
+    from app.terminal import print_summary
+    from app.transcription import TranscriptionReport, UtteranceReport
+    from engine import UtteranceStats
+
+    done = UtteranceDone("Hello there.", 2.0, 0.0, 2.0, UtteranceStats(2.0, None, 0))
+    report = TranscriptionReport(audio_seconds=2.0, wall_seconds=2.1, cpu_seconds=0.1)
+    report.utterances.append(UtteranceReport(done, first_text_latency=0.4, final_latency=0.3))
+    out = io.StringIO()
+    print_summary(report, out)
+    assert "Hello there." in out.getvalue()
+    assert "Real-time factor n/a (decoding), 1.05 (wall)" in out.getvalue()
+    assert "median 0.40 s" in out.getvalue()
