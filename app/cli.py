@@ -12,6 +12,13 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from app.audio_file import read_audio
+from app.history.commands import (  # history: issue 8
+    add_history_parser,
+    add_transcribe_history_arguments,
+    check_transcribe_output,
+    run_history,
+    save_transcription,
+)
 from app.terminal import LiveTranscriptPrinter, event_to_json, print_summary
 from app.transcription import TimedEvent, transcribe_audio
 from engine import ENGINE_NAMES, StreamingEngine, create_engine
@@ -53,8 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     transcribe.add_argument("--server", metavar="URL", help="use the /v1/realtime server at URL (ws:// or wss://)")
     transcribe.add_argument("--model", default="", help="model to ask the server for, or for --engine vllm to load")
     transcribe.add_argument("--api-key", default=os.environ.get("VOXDESK_API_KEY"), help="bearer key for the server")
+    add_transcribe_history_arguments(transcribe)  # history: issue 8
     _add_vllm_arguments(transcribe)
     _add_serve_parser(commands)
+    add_history_parser(commands)  # history: issue 8
     return parser
 
 
@@ -169,6 +178,7 @@ def _engine_for(args: argparse.Namespace) -> StreamingEngine:
 
 
 async def _transcribe(args: argparse.Namespace) -> int:
+    check_transcribe_output(args)  # history: issue 8
     audio = read_audio(args.file)
     engine = _engine_for(args)
     await engine.load()
@@ -182,6 +192,7 @@ async def _transcribe(args: argparse.Namespace) -> int:
             print_summary(report, sys.stdout)
     finally:
         await engine.aclose()
+    save_transcription(args, engine.name, report)  # history: issue 8
     return 1 if report.errors else 0
 
 
@@ -197,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         print("\nThe desktop window is not part of this build yet; use `voxdesk transcribe FILE`.")
         return 0
+    if args.command == "history":  # history: issue 8
+        return run_history(args)
     try:
         return asyncio.run(_serve(args) if args.command == "serve" else _transcribe(args))
     except (VoxdeskError, InsecureBindError, OSError) as exc:
