@@ -49,7 +49,7 @@ MIGRATIONS: tuple[str, ...] = (
     # 1: sessions and their utterances.
     """
     CREATE TABLE sessions (
-        id INTEGER PRIMARY KEY,
+        id INTEGER PRIMARY KEY AUTOINCREMENT,  -- ids are never reused, even after deletion
         started_at REAL NOT NULL,             -- unix seconds, UTC
         ended_at REAL,                        -- NULL while running, or after a crash
         kind TEXT NOT NULL CHECK (kind IN ('live', 'file')),
@@ -59,7 +59,7 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX sessions_started_at ON sessions (started_at);
     CREATE TABLE utterances (
-        id INTEGER PRIMARY KEY,
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
         session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
         text TEXT NOT NULL,
         start_s REAL NOT NULL,                -- audio time within the session
@@ -201,11 +201,15 @@ class HistoryStore:
         session starts.
         """
         path = path or default_path()
-        if not keep and not path.exists():
-            store = cls(_connect(":memory:"), None, keep, retention_days)
-        else:
+        in_memory = not keep and not path.exists()
+        if not in_memory:
             path.parent.mkdir(parents=True, exist_ok=True)
-            store = cls(_connect(str(path)), path, keep, retention_days)
+        try:
+            store = cls(
+                _connect(":memory:" if in_memory else str(path)), None if in_memory else path, keep, retention_days
+            )
+        except sqlite3.DatabaseError as error:
+            raise HistoryError(f"cannot open the history at {path}: {error}") from error
         try:
             store._migrate()
             store.purge_expired()
