@@ -1,0 +1,432 @@
+"""The action center: from a final utterance to a recorded, previewed, confirmable action.
+
+Qt-free. The controller calls :meth:`ActionCenter.handle_utterance` with each final
+utterance; the window shows :class:`ActionRecord` changes through plain callbacks and calls
+:meth:`confirm`, :meth:`cancel` and :meth:`undo`. Everything runs on one asyncio loop.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import enum
+import logging
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
+
+from app.actions.commands import Command, CommandSource
+from app.actions.executors import Executor, Undo, expand_argv, format_duration
+from app.actions.launcher import normalize_url
+from app.actions.matching import DEFAULT_THRESHOLD, Match, SlotValue, match_utterance, strip_wake_phrase
+from app.actions.services import ActionError, Services
+from app.settings import ACTION_MODES, ActionSettings
+
+__all__ = ["ActionCenter", "ActionRecord", "ActionStatus", "IntentFallback"]
+
+logger = logging.getLogger("voxdesk.actions")
+
+_KEEP_RECORDS = 200
+_KEEP_LOG = 500
+T = TypeVar("T")
+
+
+class ActionStatus(enum.StrEnum):
+    """Where an action stands."""
+
+    WAITING = "waiting for confirmation"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    UNDONE = "undone"
+
+
+@dataclass
+class ActionRecord:
+    """One recognized action: what was said, what it will do or did, and how it went."""
+
+    id: int
+    command: str  # the command's name; "dictation" for dictated text
+    action: str  # what it does: open_app, type, run, ...
+    slots: dict[str, SlotValue]
+    preview: str  # what it will do, in plain words
+    utterance: str
+    utterance_id: int | None
+    source: str  # "phrase", "llm" or "dictation"
+    needs_confirmation: bool
+    status: ActionStatus
+    created_at: float
+    finished_at: float | None = None
+    message: str = ""  # the result or the error, in plain words
+    can_undo: bool = False
+
+    @property
+    def can_confirm(self) -> bool:
+        return self.status is ActionStatus.WAITING
+
+    @property
+    def can_cancel(self) -> bool:
+        return self.status is ActionStatus.WAITING
+
+
+class IntentFallback(Protocol):
+    """Picks a command for an utterance no phrase matched (an LLM); None when none fits."""
+
+    async def pick(self, text: str, commands: Sequence[Command]) -> Match | None: ...
+
+
+@dataclass
+class _Listeners:
+    records: list[Callable[[ActionRecord], None]] = field(default_factory=list)
+    mode: list[Callable[[str], None]] = field(default_factory=list)
+    log: list[Callable[[str], None]] = field(default_factory=list)
+
+
+def _describe(action: str, values: dict[str, SlotValue], argv: Sequence[str] | None) -> str:
+    text = str(values.get("text", ""))
+    short = text if len(text) <= 60 else text[:57] + "…"
+    if action == "open_app":
+        return f"Open the application “{values['app']}”"
+    if action == "open_url":
+        try:
+            return f"Open {normalize_url(str(values['url']))}"
+        except ActionError:
+            return f"Open the website “{values['url']}”"
+    if action == "search":
+        return f"Search the web for “{values['query']}”"
+    if action == "type":
+        return f"Type “{short}”"
+    if action == "press":
+        return f"Press {values['keys']}"
+    if action == "copy":
+        return f"Copy “{short}” to the clipboard" if text else "Copy the last text to the clipboard"
+    if action == "timer":
+        return f"Set a timer for {format_duration(values['n'], str(values['unit']))}"
+    if action == "stop_listening":
+        return "Stop listening"
+    if action == "scratch":
+        return "Remove the last typed text"
+    if action == "set_mode":
+        return f"Switch to {values['mode']} mode"
+    if action == "run":
+        return f"Run: {shlex.join(expand_argv(argv or [], values))}"
+    return action
+
+
+class ActionCenter:
+    """Matches final utterances to commands and runs them, with preview, confirmation and undo.
+
+    ``services`` are the injected desktop pieces (tests inject recording ones); ``commands``
+    defaults to the shipped commands plus the user's file; ``fallback`` asks an LLM when
+    nothing matches (built from the settings when ``settings.llm_fallback`` is on).
+    """
+
+    def __init__(
+        self,
+        settings: ActionSettings,
+        services: Services | None = None,
+        *,
+        commands: CommandSource | None = None,
+        fallback: IntentFallback | None = None,
+        threshold: float = DEFAULT_THRESHOLD,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings
+        self.services = services if services is not None else Services()
+        self._listeners = _Listeners()
+        self._fallback = fallback
+        self.threshold = threshold
+        self._clock = clock
+        self._executor = Executor(self.services, settings)
+        self._mode = settings.mode if settings.mode in ACTION_MODES else "command"
+        self._records: collections.OrderedDict[int, ActionRecord] = collections.OrderedDict()
+        self._commands: dict[int, Command] = {}  # the command behind each record
+        self._undo: dict[int, Undo] = {}
+        self._log: collections.deque[str] = collections.deque(maxlen=_KEEP_LOG)
+        self._next_id = 1
+        self._last_text = ""  # what "copy that" copies: the last typed or dictated text
+        self._source = commands if commands is not None else CommandSource(on_warning=self._warning)
+        if self._source.on_warning is None:
+            self._source.on_warning = self._warning
+            for warning in self._source.warnings:
+                self._log_line(f"warning: {warning}")
+
+    # ---- state the window shows -------------------------------------------------------------
+
+    @property
+    def mode(self) -> str:
+        """ "command" or "dictation"."""
+        return self._mode
+
+    def set_mode(self, mode: str) -> None:
+        """Switch between command and dictation mode."""
+        if mode not in ACTION_MODES:
+            raise ValueError(f"mode must be one of {', '.join(ACTION_MODES)}")
+        if mode != self._mode:
+            self._mode = mode
+            self._log_line(f"switched to {mode} mode")
+            self._emit(self._listeners.mode, mode)
+
+    def update_settings(self, settings: ActionSettings) -> None:
+        """Use new settings (wake phrase, search address, LLM); the mode follows a changed setting."""
+        old_mode = self.settings.mode
+        self.settings = settings
+        self._executor.settings = settings
+        if settings.mode != old_mode and settings.mode in ACTION_MODES:
+            self.set_mode(settings.mode)
+
+    @property
+    def commands(self) -> tuple[Command, ...]:
+        """The commands in effect (the user's file is reloaded when it changed)."""
+        return self._source.commands()
+
+    @property
+    def records(self) -> list[ActionRecord]:
+        """Copies of the records, oldest first."""
+        return [_copy(r) for r in self._records.values()]
+
+    def record(self, record_id: int) -> ActionRecord:
+        """A copy of one record; KeyError for an unknown id."""
+        return _copy(self._records[record_id])
+
+    @property
+    def log(self) -> list[str]:
+        """The action log, oldest line first."""
+        return list(self._log)
+
+    def add_record_listener(self, callback: Callable[[ActionRecord], None]) -> Callable[[], None]:
+        """Call ``callback`` with a copy of each record whenever it is created or changes."""
+        return self._add(self._listeners.records, callback)
+
+    def add_mode_listener(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``callback`` with the new mode whenever it changes."""
+        return self._add(self._listeners.mode, callback)
+
+    def add_log_listener(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``callback`` with each new log line (actions and warnings)."""
+        return self._add(self._listeners.log, callback)
+
+    # ---- the flow --------------------------------------------------------------------------
+
+    async def handle_utterance(self, text: str, utterance_id: int | None = None) -> ActionRecord | None:
+        """Act on one final utterance; returns its record (a copy), or None when it was no command."""
+        text = text.strip()
+        if not text:
+            return None
+        commands = self.commands
+        addressed = strip_wake_phrase(text, self.settings.wake_phrase)
+        if self._mode == "dictation":
+            if addressed is not None:
+                control = [c for c in commands if c.dictation]
+                found = match_utterance(addressed, control, threshold=self.threshold)
+                if found is not None:
+                    return await self._start(found, text, utterance_id, "phrase")
+            return await self._dictate(text, utterance_id)
+        if addressed is None:
+            return None
+        found = match_utterance(addressed, commands, threshold=self.threshold)
+        if found is not None:
+            return await self._start(found, text, utterance_id, "phrase")
+        fallback = self._llm()
+        if fallback is None:
+            return None
+        try:
+            picked = await fallback.pick(addressed, commands)
+        except Exception as error:  # the fallback is optional; it must never break dictation
+            self._warning(f"the LLM fallback failed: {error}")
+            return None
+        if picked is None:
+            return None
+        return await self._start(picked, text, utterance_id, "llm")
+
+    async def confirm(self, record_id: int) -> ActionRecord:
+        """Run an action that waits for confirmation; other records are returned unchanged."""
+        record = self._records[record_id]
+        if record.status is ActionStatus.WAITING:
+            await self._execute(record)
+        return _copy(record)
+
+    def cancel(self, record_id: int) -> ActionRecord:
+        """Drop an action that waits for confirmation; it never runs."""
+        record = self._records[record_id]
+        if record.status is ActionStatus.WAITING:
+            self._finish(record, ActionStatus.CANCELLED, "cancelled")
+        return _copy(record)
+
+    async def undo(self, record_id: int) -> ActionRecord:
+        """Take back a done action that can be undone (typed text, clipboard, timer, mode)."""
+        record = self._records[record_id]
+        undo = self._undo.get(record_id)
+        if record.status is not ActionStatus.DONE or undo is None:
+            return _copy(record)
+        try:
+            message = await undo()
+        except ActionError as error:
+            record.message = f"could not undo: {error}"
+        except Exception as error:
+            logger.exception("undoing action %d failed", record_id)
+            record.message = f"could not undo: {error}"
+        else:
+            del self._undo[record_id]
+            record.can_undo = False
+            self._finish(record, ActionStatus.UNDONE, message)
+            return _copy(record)
+        self._changed(record)
+        return _copy(record)
+
+    def close(self) -> None:
+        """Cancel pending timers."""
+        self._executor.cancel_timers()
+
+    # ---- internals -------------------------------------------------------------------------
+
+    def _llm(self) -> IntentFallback | None:
+        if self._fallback is not None:
+            return self._fallback
+        if not self.settings.llm_fallback:
+            return None
+        from app.actions.llm_fallback import LlmFallback
+
+        return LlmFallback(self.settings, on_warning=self._warning)
+
+    async def _dictate(self, text: str, utterance_id: int | None) -> ActionRecord:
+        # A trailing space keeps consecutive utterances apart; "scratch that" removes it too.
+        values: dict[str, SlotValue] = {"text": text + " "}
+        record = self._new("dictation", "type", values, _describe("type", {"text": text}, None), text, utterance_id)
+        record.source = "dictation"
+        self._changed(record)
+        await self._execute(record)
+        return _copy(record)
+
+    async def _start(self, found: Match, text: str, utterance_id: int | None, source: str) -> ActionRecord:
+        command = found.command
+        values: dict[str, SlotValue] = {**command.args, **found.slots}
+        if command.action == "copy" and "text" not in values:
+            values["text"] = self._last_text
+        record = self._new(
+            command.name, command.action, values, _describe(command.action, values, command.run), text, utterance_id
+        )
+        record.source = source
+        self._commands[record.id] = command
+        # What an LLM picked always asks first: it may have misheard the intent.
+        record.needs_confirmation = command.confirm or source == "llm"
+        if record.needs_confirmation:
+            record.status = ActionStatus.WAITING
+            self._log_line(f"#{record.id} {command.name}: waiting for confirmation: {record.preview}")
+            self._changed(record)
+            return _copy(record)
+        self._changed(record)
+        await self._execute(record)
+        return _copy(record)
+
+    def _new(
+        self, name: str, action: str, values: dict[str, SlotValue], preview: str, text: str, utterance_id: int | None
+    ) -> ActionRecord:
+        record = ActionRecord(
+            id=self._next_id,
+            command=name,
+            action=action,
+            slots=values,
+            preview=preview,
+            utterance=text,
+            utterance_id=utterance_id,
+            source="phrase",
+            needs_confirmation=False,
+            status=ActionStatus.RUNNING,
+            created_at=self._clock(),
+        )
+        self._next_id += 1
+        self._records[record.id] = record
+        while len(self._records) > _KEEP_RECORDS:
+            old_id, _ = self._records.popitem(last=False)
+            self._undo.pop(old_id, None)
+            self._commands.pop(old_id, None)
+        return record
+
+    async def _execute(self, record: ActionRecord) -> None:
+        record.status = ActionStatus.RUNNING
+        self._changed(record)
+        try:
+            if record.action == "scratch":
+                message, undo = await self._scratch(), None
+            elif record.action == "set_mode":
+                message, undo = self._switch_mode(str(record.slots["mode"]))
+            else:
+                command = self._commands.get(record.id)
+                outcome = await self._executor.run(record.action, record.slots, command.run if command else None)
+                message, undo = outcome.message, outcome.undo
+        except ActionError as error:
+            self._finish(record, ActionStatus.FAILED, str(error))
+            return
+        except Exception as error:
+            logger.exception("action #%d (%s) failed", record.id, record.command)
+            self._finish(record, ActionStatus.FAILED, f"something went wrong: {error}")
+            return
+        if record.action == "type":
+            self._last_text = str(record.slots["text"]).strip()
+        if undo is not None:
+            self._undo[record.id] = undo
+            record.can_undo = True
+        self._finish(record, ActionStatus.DONE, message)
+
+    async def _scratch(self) -> str:
+        for candidate in reversed(self._records.values()):
+            if candidate.action == "type" and candidate.status is ActionStatus.DONE and candidate.id in self._undo:
+                undone = await self.undo(candidate.id)
+                if undone.status is not ActionStatus.UNDONE:
+                    raise ActionError(undone.message)
+                return f"removed “{str(candidate.slots['text']).strip()}”"
+        raise ActionError("there is no typed text to scratch")
+
+    def _switch_mode(self, mode: str) -> tuple[str, Undo]:
+        previous = self._mode
+        self.set_mode(mode)
+
+        async def undo() -> str:
+            self.set_mode(previous)
+            return f"back to {previous} mode"
+
+        return f"{mode} mode", undo
+
+    def _finish(self, record: ActionRecord, status: ActionStatus, message: str) -> None:
+        record.status = status
+        record.message = message
+        record.finished_at = self._clock()
+        if status is not ActionStatus.DONE:
+            record.can_undo = record.can_undo and status is not ActionStatus.UNDONE
+        slots = ", ".join(f"{k}={v!r}" for k, v in record.slots.items())
+        line = f"#{record.id} {record.command}({slots}): {status}: {message}"
+        self._log_line(line, level=logging.WARNING if status is ActionStatus.FAILED else logging.INFO)
+        self._changed(record)
+
+    def _warning(self, message: str) -> None:
+        self._log_line(f"warning: {message}", level=logging.WARNING)
+
+    def _log_line(self, line: str, level: int = logging.INFO) -> None:
+        stamped = f"{time.strftime('%H:%M:%S', time.localtime(self._clock()))} {line}"
+        logger.log(level, "%s", line)
+        self._log.append(stamped)
+        self._emit(self._listeners.log, stamped)
+
+    def _changed(self, record: ActionRecord) -> None:
+        self._emit(self._listeners.records, _copy(record))
+
+    @staticmethod
+    def _add(callbacks: list[Callable[[T], None]], callback: Callable[[T], None]) -> Callable[[], None]:
+        callbacks.append(callback)
+        return lambda: callbacks.remove(callback) if callback in callbacks else None
+
+    @staticmethod
+    def _emit(callbacks: list[Callable[[T], None]], value: T) -> None:
+        for callback in list(callbacks):
+            try:
+                callback(value)
+            except Exception:
+                logger.exception("an action listener failed")
+
+
+def _copy(record: ActionRecord) -> ActionRecord:
+    return dataclasses.replace(record, slots=dict(record.slots))

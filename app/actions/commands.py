@@ -1,0 +1,312 @@
+"""Voice commands: phrase patterns with typed slots, loaded from TOML.
+
+The defaults live in ``resources/commands.toml``; the user's own file is
+``config_dir() / "commands.toml"``. A user command with the name of a default replaces it.
+Only the user's file may define ``run`` commands (an argument list, never a shell string).
+
+A phrase is words with slots in braces: ``open {app}``, ``set a timer for {n:number}
+{unit:minutes|seconds|hours}``. Slot types: ``text`` (the default: the words said, edge
+punctuation stripped), ``raw`` (verbatim), ``number``, ``keys`` (a key combination such as
+"control shift t") and enumerations written ``a|b|c``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.settings import config_dir
+from app.textnorm import normalize_text
+
+__all__ = [
+    "ACTIONS",
+    "DEFAULTS_PATH",
+    "Command",
+    "CommandFileError",
+    "CommandSource",
+    "Literal",
+    "Pattern",
+    "Slot",
+    "load_command_file",
+    "parse_commands",
+    "parse_pattern",
+    "user_commands_path",
+]
+
+logger = logging.getLogger("voxdesk.actions")
+
+DEFAULTS_PATH = Path(__file__).resolve().parents[2] / "resources" / "commands.toml"
+
+# Every action and the values it needs (from slots or static ``args``).
+ACTIONS: Mapping[str, frozenset[str]] = {
+    "open_app": frozenset({"app"}),
+    "open_url": frozenset({"url"}),
+    "search": frozenset({"query"}),
+    "type": frozenset({"text"}),
+    "press": frozenset({"keys"}),
+    "copy": frozenset(),
+    "timer": frozenset({"n", "unit"}),
+    "stop_listening": frozenset(),
+    "scratch": frozenset(),
+    "set_mode": frozenset({"mode"}),
+    "run": frozenset(),
+}
+SLOT_TYPES = ("text", "raw", "number", "keys")
+_SLOT = re.compile(r"\{(\w+)(?::([^}]*))?\}")
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class CommandFileError(Exception):
+    """A command file that cannot be read or parsed at all."""
+
+
+@dataclass(frozen=True)
+class Literal:
+    """Words that must be said (normalized)."""
+
+    words: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.words)
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A typed gap in a phrase; ``options`` holds the choices of an enumeration."""
+
+    name: str
+    kind: str  # one of SLOT_TYPES or "enum"
+    options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One phrasing of a command."""
+
+    source: str
+    parts: tuple[Literal | Slot, ...]
+
+    @property
+    def slots(self) -> tuple[Slot, ...]:
+        return tuple(p for p in self.parts if isinstance(p, Slot))
+
+    @property
+    def literal_chars(self) -> int:
+        return sum(len(p.text) for p in self.parts if isinstance(p, Literal))
+
+
+@dataclass(frozen=True)
+class Command:
+    """A voice command: what to say, what to do, and whether to ask first."""
+
+    name: str
+    action: str
+    phrases: tuple[Pattern, ...]
+    args: Mapping[str, str] = field(default_factory=dict)
+    run: tuple[str, ...] | None = None
+    confirm: bool = False
+    dictation: bool = False  # also recognized in dictation mode
+    description: str = ""
+    origin: str = "defaults"
+
+    @property
+    def slots(self) -> dict[str, Slot]:
+        """Every slot of every phrasing, by name."""
+        return {s.name: s for p in self.phrases for s in p.slots}
+
+    @property
+    def required_slots(self) -> set[str]:
+        """Slots present in every phrasing."""
+        sets = [{s.name for s in p.slots} for p in self.phrases]
+        return set.intersection(*sets) if sets else set()
+
+
+def parse_pattern(phrase: str) -> Pattern:
+    """``"search for {query}"`` as literals and slots; ValueError on a bad slot."""
+    parts: list[Literal | Slot] = []
+    position = 0
+    for match in _SLOT.finditer(phrase):
+        words = normalize_text(phrase[position : match.start()]).split()
+        if words:
+            parts.append(Literal(tuple(words)))
+        name, spec = match.group(1), (match.group(2) or "text").strip()
+        if "|" in spec:
+            slot = Slot(name, "enum", tuple(normalize_text(o) for o in spec.split("|") if normalize_text(o)))
+        elif spec in SLOT_TYPES:
+            slot = Slot(name, spec)
+        else:
+            raise ValueError(f"unknown slot type {spec!r} in {phrase!r}")
+        previous = parts[-1] if parts else None
+        if isinstance(previous, Slot) and {previous.kind, slot.kind} & {"text", "raw"}:
+            raise ValueError(f"a text slot needs words between it and the next slot in {phrase!r}")
+        parts.append(slot)
+        position = match.end()
+    words = normalize_text(phrase[position:]).split()
+    if words:
+        parts.append(Literal(tuple(words)))
+    if "{" in _SLOT.sub("", phrase) or "}" in _SLOT.sub("", phrase):
+        raise ValueError(f"unbalanced braces in {phrase!r}")
+    if not any(isinstance(p, Literal) for p in parts):
+        raise ValueError(f"phrase {phrase!r} has no words to recognize it by")
+    return Pattern(phrase, tuple(parts))
+
+
+def _command(name: str, entry: Any, origin: str, allow_run: bool) -> Command:
+    if not _NAME.match(name):
+        raise ValueError("names may only use letters, digits, _ and -")
+    if not isinstance(entry, dict):
+        raise ValueError("must be a table")
+    known = {"action", "phrases", "args", "run", "confirm", "safe", "dictation", "description"}
+    unknown = set(entry) - known
+    if unknown:
+        raise ValueError(f"unknown keys {', '.join(sorted(unknown))}")
+    phrases = entry.get("phrases")
+    if not isinstance(phrases, list) or not phrases or not all(isinstance(p, str) for p in phrases):
+        raise ValueError('needs phrases = ["...", ...]')
+    patterns = tuple(parse_pattern(p) for p in phrases)
+    args = entry.get("args", {})
+    if not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
+        raise ValueError("args must be a table of strings")
+    description = entry.get("description", "")
+    if not isinstance(description, str):
+        raise ValueError("description must be a string")
+    for key in ("confirm", "safe", "dictation"):
+        if not isinstance(entry.get(key, False), bool):
+            raise ValueError(f"{key} must be true or false")
+    run = entry.get("run")
+    if run is not None:
+        if not allow_run:
+            raise ValueError("run commands are only allowed in your own commands.toml")
+        if not isinstance(run, list) or not run or not all(isinstance(a, str) for a in run):
+            raise ValueError('run must be a list of arguments, e.g. run = ["prog", "{slot}"] (no shell strings)')
+        if "action" in entry and entry["action"] != "run":
+            raise ValueError("a command with run has no other action")
+        slot_names = {s.name for p in patterns for s in p.slots}
+        for argument in run:
+            for used in _SLOT.findall(argument):
+                if used[0] not in slot_names:
+                    raise ValueError(f"run uses {{{used[0]}}}, which no phrase defines")
+        # Shell commands ask first unless the user marked them safe.
+        return Command(
+            name, "run", patterns, args, tuple(run), not entry.get("safe", False), False, description, origin
+        )
+    action = entry.get("action")
+    if not isinstance(action, str) or action not in ACTIONS or action == "run":
+        raise ValueError(f"action must be one of {', '.join(a for a in ACTIONS if a != 'run')}")
+    for pattern in patterns:
+        missing = ACTIONS[action] - {s.name for s in pattern.slots} - set(args)
+        if missing:
+            raise ValueError(f"phrase {pattern.source!r} does not give {', '.join(sorted(missing))}")
+    return Command(
+        name,
+        action,
+        patterns,
+        args,
+        None,
+        bool(entry.get("confirm", False)),
+        bool(entry.get("dictation", False)),
+        description,
+        origin,
+    )
+
+
+def parse_commands(data: Mapping[str, Any], origin: str, *, allow_run: bool) -> tuple[list[Command], list[str]]:
+    """Commands from parsed TOML (``[commands.NAME]`` tables), and one warning per command skipped."""
+    warnings: list[str] = []
+    table = data.get("commands", {})
+    if not isinstance(table, dict):
+        return [], [f"{origin}: [commands] must be a table"]
+    extra = set(data) - {"commands"}
+    if extra:
+        warnings.append(f"{origin}: ignored unknown sections {', '.join(sorted(extra))}")
+    commands: list[Command] = []
+    for name, entry in table.items():
+        try:
+            commands.append(_command(name, entry, origin, allow_run))
+        except ValueError as error:
+            warnings.append(f"{origin}: ignored command {name!r}: {error}")
+    return commands, warnings
+
+
+def load_command_file(path: Path, *, allow_run: bool) -> tuple[list[Command], list[str]]:
+    """Commands from one TOML file; CommandFileError when it cannot be read or parsed."""
+    try:
+        with path.open("rb") as file:
+            data = tomllib.load(file)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise CommandFileError(f"could not read {path}: {error}") from error
+    return parse_commands(data, str(path), allow_run=allow_run)
+
+
+def user_commands_path() -> Path:
+    """The user's own command file."""
+    return config_dir() / "commands.toml"
+
+
+class CommandSource:
+    """The current command set: defaults plus the user's file, reloaded when that file changes.
+
+    Each call to :meth:`commands` checks the user file's modification time (one ``stat``). A
+    file that cannot be parsed is reported once through ``on_warning`` and the commands loaded
+    before stay in use.
+    """
+
+    def __init__(
+        self,
+        defaults_path: Path = DEFAULTS_PATH,
+        user_path: Path | None = None,
+        on_warning: Callable[[str], None] | None = None,
+    ) -> None:
+        self.defaults_path = defaults_path
+        self.user_path = user_path if user_path is not None else user_commands_path()
+        self.on_warning = on_warning  # None: warnings go to the "voxdesk.actions" logger
+        self.warnings: list[str] = []
+        defaults, warnings = load_command_file(defaults_path, allow_run=False)
+        self._warn(warnings)
+        self._defaults = {c.name: c for c in defaults}
+        self._user: dict[str, Command] = {}
+        self._stamp: tuple[int, int] | None = None
+        self._commands: tuple[Command, ...] = tuple(self._defaults.values())
+        self.commands()
+
+    def _warn(self, warnings: list[str]) -> None:
+        for warning in warnings:
+            self.warnings.append(warning)
+            if self.on_warning:
+                self.on_warning(warning)
+            else:
+                logger.warning("%s", warning)
+
+    def commands(self) -> tuple[Command, ...]:
+        """The commands in effect now."""
+        try:
+            stat = self.user_path.stat()
+            stamp: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            stamp = None
+        if stamp != self._stamp:
+            self._stamp = stamp
+            self._reload(stamp is not None)
+        return self._commands
+
+    def _reload(self, exists: bool) -> None:
+        if not exists:
+            self._user = {}
+        else:
+            try:
+                user, warnings = load_command_file(self.user_path, allow_run=True)
+            except CommandFileError as error:
+                kept = "your previous commands" if self._user else "the default commands"
+                self._warn([f"{error}; keeping {kept}"])
+                return
+            self._warn(warnings)
+            self._user = {c.name: c for c in user}
+        merged = dict(self._defaults)
+        merged.update(self._user)
+        self._commands = tuple(merged.values())

@@ -1,0 +1,158 @@
+"""When no phrase matches: ask an OpenAI-compatible LLM which command was meant.
+
+Off by default (``settings.actions.llm_fallback``). One tool per command, its slots as
+parameters; the model may call at most one of them. Anything else — no tool call, an unknown
+tool, arguments that do not fit the slots, a slow or unreachable server — is no match. What
+it picks still goes through the center's preview and always waits for confirmation.
+Standard library HTTP only (urllib in a worker thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from app.actions.commands import Command, Slot
+from app.actions.keys import parse_keys
+from app.actions.matching import Match, SlotValue
+from app.settings import ActionSettings
+
+__all__ = ["LlmFallback", "build_tools", "parse_tool_call"]
+
+_SYSTEM = (
+    "You turn a user's spoken request into exactly one tool call, if one of the tools fits. "
+    "If none fits, answer without calling a tool. Fill parameters with the user's own words."
+)
+
+
+def _parameter(slot: Slot) -> dict[str, Any]:
+    if slot.kind == "number":
+        return {"type": "number"}
+    if slot.kind == "enum":
+        return {"type": "string", "enum": list(slot.options)}
+    if slot.kind == "keys":
+        return {"type": "string", "description": "a key combination such as ctrl+shift+t"}
+    return {"type": "string"}
+
+
+def build_tools(commands: Sequence[Command]) -> list[dict[str, Any]]:
+    """OpenAI tool definitions, one per command, its slots as parameters."""
+    tools = []
+    for command in commands:
+        slots = command.slots
+        description = command.description or f"Say: {command.phrases[0].source}"
+        tools.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": command.name,
+                    "description": description,
+                    "parameters": {
+                        "type": "object",
+                        "properties": {name: _parameter(slot) for name, slot in slots.items()},
+                        "required": sorted(command.required_slots),
+                        "additionalProperties": False,
+                    },
+                },
+            }
+        )
+    return tools
+
+
+def _value(slot: Slot, raw: Any) -> SlotValue | None:
+    if slot.kind == "number":
+        if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+            return None
+        try:
+            number = float(raw)
+        except ValueError:
+            return None
+        return int(number) if number.is_integer() else number
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    if slot.kind == "enum":
+        return raw if raw in slot.options else None
+    if slot.kind == "keys":
+        combo = parse_keys(raw)
+        return None if combo is None else str(combo)
+    return raw.strip()
+
+
+def parse_tool_call(response: Any, commands: Sequence[Command]) -> Match | None:
+    """The command and slots from a chat completion response, or None if it is not a valid call."""
+    try:
+        calls = response["choices"][0]["message"].get("tool_calls") or []
+        function = calls[0]["function"]
+        name, arguments = function["name"], function.get("arguments") or "{}"
+        values = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except (KeyError, IndexError, TypeError, AttributeError, json.JSONDecodeError):
+        return None
+    command = next((c for c in commands if c.name == name), None)
+    if command is None or not isinstance(values, dict):
+        return None
+    slots = command.slots
+    if set(values) - set(slots) or command.required_slots - set(values):
+        return None
+    filled: dict[str, SlotValue] = {}
+    for key, raw in values.items():
+        value = _value(slots[key], raw)
+        if value is None:
+            return None
+        filled[key] = value
+    return Match(command, filled, 0.0, "llm")
+
+
+class LlmFallback:
+    """Asks ``settings.llm_url``'s ``/chat/completions`` to pick a command, within ``llm_timeout_s``."""
+
+    def __init__(self, settings: ActionSettings, on_warning: Callable[[str], None] | None = None) -> None:
+        self.settings = settings
+        self._on_warning = on_warning
+
+    def _warn(self, message: str) -> None:
+        if self._on_warning:
+            self._on_warning(message)
+
+    def _post(self, body: bytes) -> Any:
+        headers = {"Content-Type": "application/json"}
+        if self.settings.llm_api_key:
+            headers["Authorization"] = f"Bearer {self.settings.llm_api_key}"
+        url = self.settings.llm_url.rstrip("/") + "/chat/completions"
+        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        with urllib.request.urlopen(request, timeout=self.settings.llm_timeout_s) as response:
+            return json.loads(response.read(1_000_000))
+
+    async def pick(self, text: str, commands: Sequence[Command]) -> Match | None:
+        """The command the LLM chose for ``text``, or None (no choice, a bad one, or no answer in time)."""
+        if not commands:
+            return None
+        payload = {
+            "model": self.settings.llm_model,
+            "messages": [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": text}],
+            "tools": build_tools(commands),
+            "tool_choice": "auto",
+            "temperature": 0,
+        }
+        body = json.dumps(payload).encode()
+        limit = self.settings.llm_timeout_s
+        try:
+            # The socket timeout bounds each read; wait_for bounds the whole exchange.
+            response = await asyncio.wait_for(asyncio.to_thread(self._post, body), limit)
+        except TimeoutError:
+            self._warn(f"the LLM at {self.settings.llm_url} did not answer within {limit:g} s")
+            return None
+        except urllib.error.HTTPError as error:
+            self._warn(f"the LLM at {self.settings.llm_url} answered HTTP {error.code}")
+            return None
+        except (urllib.error.URLError, OSError, ValueError) as error:
+            reason = getattr(error, "reason", error)
+            self._warn(f"could not reach the LLM at {self.settings.llm_url}: {reason}")
+            return None
+        match = parse_tool_call(response, commands)
+        if match is None:
+            self._warn("the LLM did not pick a known command")
+        return match
