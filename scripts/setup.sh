@@ -7,8 +7,15 @@ cd "$(dirname "$0")/.."
 
 VENV=${VOXDESK_VENV:-.venv}
 PYTHON=${PYTHON:-python3}
-RUNTIME_PACKAGES=(libportaudio2 libsndfile1)
-TEST_PACKAGES=(espeak-ng festival festvox-us-slt-hts sox)
+# PortAudio and libsndfile for audio; the X11 libraries Qt's xcb plugin loads.
+RUNTIME_PACKAGES=(libportaudio2 libsndfile1 libasound2-plugins
+    libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 libxcb-randr0 libxcb-render-util0
+    libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 libxkbcommon0 libxkbcommon-x11-0 libx11-xcb1
+    libegl1 libgl1 libfontconfig1 libdbus-1-3 libglib2.0-0 fonts-dejavu-core)
+# Speech synthesizers for fixtures; a PulseAudio virtual microphone, Xvfb, screenshots and
+# xdotool for the desktop tests.
+TEST_PACKAGES=(espeak-ng festival festvox-us-slt-hts sox
+    pulseaudio pulseaudio-utils xvfb xauth x11-apps imagemagick xdotool)
 EXTRAS=""
 packages=("${RUNTIME_PACKAGES[@]}")
 if [[ "${1:-}" == "--test" ]]; then

@@ -1,0 +1,156 @@
+"""User settings: one TOML file in the platform's config directory.
+
+``load_settings`` never fails on a bad file: unknown keys and values of the wrong type are
+reported as warnings and replaced by defaults, so a hand-edited typo cannot stop the app from
+starting. ``save_settings`` writes atomically (temporary file, then rename).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+import tomli_w
+
+APP_NAME = "voxdesk"
+ENGINE_KINDS = ("builtin", "vllm", "remote")
+ACTION_MODES = ("command", "dictation")
+
+
+def config_dir() -> Path:
+    """Where settings and the user's own command file live (``VOXDESK_CONFIG_DIR`` overrides)."""
+    return Path(os.environ.get("VOXDESK_CONFIG_DIR") or platformdirs.user_config_dir(APP_NAME))
+
+
+def data_dir() -> Path:
+    """Where the history database lives (``VOXDESK_DATA_DIR`` overrides)."""
+    return Path(os.environ.get("VOXDESK_DATA_DIR") or platformdirs.user_data_dir(APP_NAME))
+
+
+def settings_path() -> Path:
+    return config_dir() / "settings.toml"
+
+
+@dataclass
+class AudioSettings:
+    device: str = ""  # input device name; "" is the system default
+
+
+@dataclass
+class EngineSettings:
+    kind: str = "builtin"  # one of ENGINE_KINDS
+    vllm_model: str = "mistralai/Voxtral-Mini-4B-Realtime-2602"
+    server_url: str = "ws://127.0.0.1:8000"
+    server_model: str = ""  # "" asks the server for its only model
+    api_key: str = ""
+
+
+@dataclass
+class ListeningSettings:
+    silence_ms: int = 600  # pause that ends an utterance
+    toggle_shortcut: str = "Ctrl+Alt+Space"  # global where the platform allows it
+    hold_to_talk_key: str = "F9"  # global where the platform allows it; "" turns it off
+
+
+@dataclass
+class HistorySettings:
+    keep: bool = True  # False: nothing is written to the history store
+    retention_days: int = 0  # 0 keeps everything
+
+
+@dataclass
+class ActionSettings:
+    mode: str = "command"  # one of ACTION_MODES
+    wake_phrase: str = ""  # "" means every utterance may be a command
+    search_url: str = "https://duckduckgo.com/?q={query}"
+    llm_fallback: bool = False
+    llm_url: str = "http://127.0.0.1:8000/v1"
+    llm_model: str = ""
+    llm_api_key: str = ""
+    llm_timeout_s: float = 5.0
+
+
+@dataclass
+class Settings:
+    audio: AudioSettings = field(default_factory=AudioSettings)
+    engine: EngineSettings = field(default_factory=EngineSettings)
+    listening: ListeningSettings = field(default_factory=ListeningSettings)
+    history: HistorySettings = field(default_factory=HistorySettings)
+    actions: ActionSettings = field(default_factory=ActionSettings)
+
+
+_CHOICES = {("engine", "kind"): ENGINE_KINDS, ("actions", "mode"): ACTION_MODES}
+
+
+def _coerce(value: Any, default: Any) -> Any:
+    """``value`` as the type of ``default``, or raise TypeError."""
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+    elif isinstance(default, float):
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    elif isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif isinstance(value, type(default)):
+        return value
+    raise TypeError(f"expected {type(default).__name__}, got {type(value).__name__}")
+
+
+def settings_from_dict(data: dict[str, Any]) -> tuple[Settings, list[str]]:
+    """Settings from parsed TOML, and one warning per key that was ignored."""
+    settings = Settings()
+    warnings: list[str] = []
+    for section_name, section_data in data.items():
+        section = getattr(settings, section_name, None)
+        if section is None or not isinstance(section_data, dict):
+            warnings.append(f"ignored unknown setting [{section_name}]")
+            continue
+        known = {f.name for f in dataclasses.fields(section)}
+        for key, value in section_data.items():
+            if key not in known:
+                warnings.append(f"ignored unknown setting {section_name}.{key}")
+                continue
+            try:
+                coerced = _coerce(value, getattr(section, key))
+            except TypeError as error:
+                warnings.append(f"ignored {section_name}.{key}: {error}")
+                continue
+            choices = _CHOICES.get((section_name, key))
+            if choices and coerced not in choices:
+                warnings.append(f"ignored {section_name}.{key}: {coerced!r} is not one of {', '.join(choices)}")
+                continue
+            setattr(section, key, coerced)
+    return settings, warnings
+
+
+def load_settings(path: Path | None = None) -> tuple[Settings, list[str]]:
+    """Settings from ``path`` (default: :func:`settings_path`); defaults when it does not exist."""
+    path = path or settings_path()
+    try:
+        with path.open("rb") as file:
+            data = tomllib.load(file)
+    except FileNotFoundError:
+        return Settings(), []
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        return Settings(), [f"could not read {path} ({error}); using default settings"]
+    return settings_from_dict(data)
+
+
+def save_settings(settings: Settings, path: Path | None = None) -> Path:
+    """Write ``settings`` atomically; returns the path written."""
+    path = path or settings_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = tomli_w.dumps(dataclasses.asdict(settings)).encode()
+    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".settings-", delete=False) as file:
+        file.write(payload)
+        temporary = Path(file.name)
+    os.replace(temporary, path)
+    return path
