@@ -55,6 +55,7 @@ class BuiltinEngine:
     """Streaming speech recognition on the CPU, offline. See :mod:`engine.session`."""
 
     name = "builtin"
+    detects_speech = True
 
     def __init__(self, settings: BuiltinSettings | None = None) -> None:
         self.settings = settings or BuiltinSettings()

@@ -77,6 +77,9 @@ class StreamingEngine(Protocol):
     """A speech engine that turns streams of audio into streams of text events."""
 
     name: str
+    detects_speech: bool
+    """Whether the engine splits a stream into utterances itself (voice-activity detection).
+    Callers gate audio into one stream per utterance for engines that do not."""
 
     async def load(self, progress: ProgressCallback | None = None) -> None:
         """Load models; slow, call once before ``stream``.

@@ -64,6 +64,7 @@ class VllmEngine:
     """A realtime speech model served by vLLM in this process. See :mod:`engine.session`."""
 
     name = "vllm"
+    detects_speech = False
 
     def __init__(self, settings: VllmSettings | None = None) -> None:
         self.settings = settings or VllmSettings()

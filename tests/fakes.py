@@ -20,6 +20,7 @@ class FakeTickEngine:
     """
 
     name = "fake-tick"
+    detects_speech = False
 
     async def load(self, progress: ProgressCallback | None = None) -> None:
         """Nothing to load."""

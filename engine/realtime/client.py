@@ -91,6 +91,7 @@ class RemoteEngine:
     """A speech engine on a ``/v1/realtime`` server. See :mod:`engine.session`."""
 
     name = "remote"
+    detects_speech = False
 
     def __init__(self, settings: RemoteSettings) -> None:
         self.settings = settings
