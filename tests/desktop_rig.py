@@ -1,0 +1,165 @@
+"""A headless desktop for tests: a virtual PulseAudio microphone and an Xvfb display.
+
+The microphone is a PulseAudio daemon (user mode, no sound card) with a null sink whose
+monitor is remapped as the default source. Whatever is played into the sink is what PortAudio
+records from the default input, through ALSA's ``pulse`` plugin. A silent keep-alive stream
+keeps the sink rendering in 20 ms blocks; an idle null sink renders in 2 s bursts.
+
+``PULSE_SERVER`` must be in the environment before PortAudio initializes (it lists devices
+once), so the rig starts before the test session imports sounddevice.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+SINK = "vmic_sink"
+SOURCE = "vmic"
+
+
+class RigUnavailable(RuntimeError):
+    """The tools for the rig are not installed or did not start."""
+
+
+def _stop(process: subprocess.Popen[bytes] | None) -> None:
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+class VirtualMic:
+    """A PulseAudio daemon whose default source is fed by what :meth:`play` plays."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.socket = directory / "native"
+        self._daemon: subprocess.Popen[bytes] | None = None
+        self._keepalive: subprocess.Popen[bytes] | None = None
+        self._players: list[subprocess.Popen[bytes]] = []
+
+    @property
+    def environment(self) -> dict[str, str]:
+        return {
+            "PULSE_SERVER": f"unix:{self.socket}",
+            "PULSE_COOKIE": str(self.directory / "home" / ".config" / "pulse" / "cookie"),
+        }
+
+    def _pactl(self, *args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(["pactl", *args], env={**os.environ, **self.environment}, capture_output=True, timeout=10)
+
+    def start(self) -> None:
+        """Start the daemon and the keep-alive; raises RigUnavailable when it cannot."""
+        for tool in ("pulseaudio", "pactl", "pacat", "paplay"):
+            if shutil.which(tool) is None:
+                raise RigUnavailable(f"{tool} is not installed (scripts/setup.sh --test installs it)")
+        (self.directory / "home").mkdir(parents=True, exist_ok=True)
+        runtime = self.directory / "xdg"
+        runtime.mkdir(exist_ok=True)
+        runtime.chmod(0o700)
+        self.socket.unlink(missing_ok=True)
+        script = self.directory / "vmic.pa"
+        script.write_text(
+            f"load-module module-native-protocol-unix auth-anonymous=1 socket={self.socket}\n"
+            f"load-module module-null-sink sink_name={SINK} rate=48000"
+            " sink_properties=device.description=VirtualMicSink\n"
+            f"load-module module-remap-source master={SINK}.monitor source_name={SOURCE}"
+            " source_properties=device.description=VirtualMic\n"
+            f"set-default-sink {SINK}\nset-default-source {SOURCE}\n"
+        )
+        env = {**os.environ, "HOME": str(self.directory / "home"), "XDG_RUNTIME_DIR": str(runtime)}
+        log = self.directory / "pulse.log"
+        # -n: nothing from default.pa (no udev, card detection, D-Bus, X11 modules).
+        self._daemon = subprocess.Popen(
+            ["pulseaudio", "-n", "-F", str(script), "--daemonize=no", "--use-pid-file=no", "--exit-idle-time=-1",
+             "--realtime=no", "--high-priority=no", f"--log-target=file:{log}"],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.monotonic() + 10
+        while self._pactl("info").returncode != 0:
+            if self._daemon.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                details = log.read_text() if log.exists() else ""
+                raise RigUnavailable(f"pulseaudio did not start: {details[-500:]}")
+            time.sleep(0.1)
+        self._keepalive = subprocess.Popen(
+            ["pacat", "--playback", f"--device={SINK}", "--latency-msec=20", "--raw", "--format=s16le",
+             "--rate=48000", "--channels=2", "--client-name=vmic-keepalive", "/dev/zero"],
+            env={**os.environ, **self.environment}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        time.sleep(1.0)  # the sink needs about a second to switch to the low-latency block size
+
+    @property
+    def running(self) -> bool:
+        return self._daemon is not None and self._daemon.poll() is None
+
+    def play(self, path: Path) -> subprocess.Popen[bytes]:
+        """Start playing a sound file into the microphone; returns the player process."""
+        player = subprocess.Popen(
+            ["paplay", f"--device={SINK}", str(path)],
+            env={**os.environ, **self.environment}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        self._players.append(player)
+        return player
+
+    def kill_daemon(self) -> None:
+        """Make the microphone vanish the hard way: the sound server dies under the stream."""
+        for process in (self._keepalive, self._daemon):
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGKILL)
+                process.wait()
+        for player in self._players:
+            _stop(player)
+
+    def stop(self) -> None:
+        for player in self._players:
+            _stop(player)
+        self._players.clear()
+        _stop(self._keepalive)
+        _stop(self._daemon)
+        self._keepalive = self._daemon = None
+
+
+class XvfbDisplay:
+    """An Xvfb server on a free display number."""
+
+    def __init__(self, directory: Path, screen: str = "1280x800x24") -> None:
+        self.directory = directory
+        self.screen = screen
+        self.display = ""
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> str:
+        """Start Xvfb and return its DISPLAY value; raises RigUnavailable when it cannot."""
+        if shutil.which("Xvfb") is None:
+            raise RigUnavailable("Xvfb is not installed (scripts/setup.sh --test installs it)")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        read_end, write_end = os.pipe()
+        # -displayfd: Xvfb picks a free display and writes its number once it accepts connections.
+        self._process = subprocess.Popen(
+            ["Xvfb", "-displayfd", str(write_end), "-screen", "0", self.screen, "-nolisten", "tcp", "-noreset"],
+            pass_fds=(write_end,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=(self.directory / "xvfb.log").open("wb"),
+        )  # fmt: skip
+        os.close(write_end)
+        with os.fdopen(read_end) as pipe:
+            number = pipe.readline().strip()
+        if not number:
+            self.stop()
+            raise RigUnavailable("Xvfb did not start")
+        self.display = f":{number}"
+        return self.display
+
+    def stop(self) -> None:
+        _stop(self._process)
+        self._process = None
