@@ -40,7 +40,16 @@ __all__ = [
 
 logger = logging.getLogger("voxdesk.actions")
 
-DEFAULTS_PATH = Path(__file__).resolve().parents[2] / "resources" / "commands.toml"
+
+def _defaults_path() -> Path:
+    try:
+        from app.resources import resource_path
+    except ImportError:  # a checkout without the resources helper
+        return Path(__file__).resolve().parents[2] / "resources" / "commands.toml"
+    return resource_path("commands.toml")
+
+
+DEFAULTS_PATH = _defaults_path()
 
 # Every action and the values it needs (from slots or static ``args``).
 ACTIONS: Mapping[str, frozenset[str]] = {

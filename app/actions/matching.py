@@ -90,9 +90,23 @@ class Match:
 
 
 def tokenize(text: str) -> list[Token]:
-    """Tokens of ``text`` without hesitations ("um", "uh") and without pure punctuation."""
-    tokens = [Token(raw, normalize_text(raw)) for raw in text.split()]
-    return [t for t in tokens if t.norm and t.norm not in _FILLERS]
+    """Tokens of ``text`` without hesitations ("um", "uh"); pure punctuation joins a neighbour."""
+    tokens: list[Token] = []
+    pending = ""  # punctuation said before the first word ("& co"): kept in the next token's text
+    for raw in text.split():
+        norm = normalize_text(raw)
+        if norm in _FILLERS:
+            continue
+        if not norm:
+            # Pure punctuation ("&", "—") has no words to match but stays in slot values.
+            if tokens:
+                tokens[-1] = Token(f"{tokens[-1].raw} {raw}", tokens[-1].norm)
+            else:
+                pending = f"{pending}{raw} "
+            continue
+        tokens.append(Token(pending + raw, norm))
+        pending = ""
+    return tokens
 
 
 def _strip_politeness(tokens: list[Token]) -> list[Token]:

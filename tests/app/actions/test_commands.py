@@ -1,0 +1,145 @@
+"""Command files: the shipped defaults, the user's file, reloading, and what is refused."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from app.actions.commands import DEFAULTS_PATH, CommandSource, load_command_file, parse_pattern
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text)
+    # mtime granularity can be coarse; make every write visible as a change.
+    stamp = path.stat().st_mtime_ns + 1_000_000_000
+    os.utime(path, ns=(stamp, stamp))
+
+
+def test_defaults_cover_the_required_commands(command_source: CommandSource) -> None:
+    names = {c.name for c in command_source.commands()}
+    assert {
+        "open_browser",
+        "open_app",
+        "open_website",
+        "search",
+        "type_text",
+        "press_keys",
+        "copy_that",
+        "copy_text",
+        "timer",
+        "stop_listening",
+        "scratch_that",
+        "dictation_mode",
+        "command_mode",
+    } <= names
+    assert command_source.warnings == []
+
+
+def test_defaults_contain_no_programs_to_run() -> None:
+    data = tomllib.loads(DEFAULTS_PATH.read_text())
+    assert all("run" not in entry for entry in data["commands"].values())
+
+
+def test_run_commands_in_a_defaults_file_are_rejected(tmp_path: Path) -> None:
+    defaults = tmp_path / "defaults.toml"
+    defaults.write_text(
+        '[commands.wipe]\nphrases = ["wipe it"]\nrun = ["rm", "-rf", "/"]\n'
+        '[commands.hello]\nphrases = ["say hello"]\naction = "type"\nargs = { text = "hello" }\n'
+    )
+    commands, warnings = load_command_file(defaults, allow_run=False)
+    assert [c.name for c in commands] == ["hello"]
+    assert len(warnings) == 1 and "wipe" in warnings[0] and "only allowed in your own" in warnings[0]
+    source = CommandSource(defaults_path=defaults, user_path=tmp_path / "none.toml")
+    assert "wipe" not in {c.name for c in source.commands()}
+
+
+def test_user_run_commands_confirm_unless_safe(tmp_path: Path) -> None:
+    user = tmp_path / "commands.toml"
+    user.write_text(
+        '[commands.backup]\nphrases = ["back up {folder}"]\nrun = ["rsync", "-a", "{folder}", "/mnt/b"]\n'
+        '[commands.lock]\nphrases = ["lock the screen"]\nrun = ["loginctl", "lock-session"]\nsafe = true\n'
+        '[commands.sneaky]\nphrases = ["sneaky"]\nrun = ["sh", "-c", "echo hi"]\nconfirm = false\n'
+    )
+    commands = {c.name: c for c in CommandSource(user_path=user).commands()}
+    assert commands["backup"].confirm and commands["backup"].run == ("rsync", "-a", "{folder}", "/mnt/b")
+    assert not commands["lock"].confirm
+    assert commands["sneaky"].confirm  # confirm = false is not enough: only safe = true skips it
+
+
+def test_run_must_be_an_argument_list(tmp_path: Path) -> None:
+    user = tmp_path / "commands.toml"
+    user.write_text('[commands.bad]\nphrases = ["do it"]\nrun = "rm -rf ~"\n')
+    warnings: list[str] = []
+    source = CommandSource(user_path=user, on_warning=warnings.append)
+    assert "bad" not in {c.name for c in source.commands()}
+    assert any("list of arguments" in w for w in warnings)
+
+
+def test_user_file_overrides_adds_and_reloads(tmp_path: Path) -> None:
+    user = tmp_path / "commands.toml"
+    source = CommandSource(user_path=user)
+    assert "note" not in {c.name for c in source.commands()}
+    _write(user, '[commands.note]\nphrases = ["take a note {text}"]\naction = "type"\n')
+    assert "note" in {c.name for c in source.commands()}
+    _write(
+        user,
+        '[commands.search]\nphrases = ["find {query}"]\naction = "search"\n',
+    )
+    commands = {c.name: c for c in source.commands()}
+    assert "note" not in commands
+    assert [p.source for p in commands["search"].phrases] == ["find {query}"]
+    user.unlink()
+    search = {c.name: c for c in source.commands()}["search"]
+    assert search.phrases[0].source == "search for {query}"
+
+
+def test_broken_user_file_warns_and_keeps_previous_commands(tmp_path: Path) -> None:
+    user = tmp_path / "commands.toml"
+    _write(user, '[commands.note]\nphrases = ["take a note {text}"]\naction = "type"\n')
+    warnings: list[str] = []
+    source = CommandSource(user_path=user, on_warning=warnings.append)
+    assert "note" in {c.name for c in source.commands()}
+    _write(user, "[commands.note\nphrases = [")
+    assert "note" in {c.name for c in source.commands()}
+    assert len(warnings) == 1 and "could not read" in warnings[0] and "keeping your previous commands" in warnings[0]
+    source.commands()
+    assert len(warnings) == 1  # reported once, not on every use
+
+
+def test_broken_user_file_at_start_keeps_defaults(tmp_path: Path) -> None:
+    user = tmp_path / "commands.toml"
+    user.write_text("not toml at all = = =")
+    warnings: list[str] = []
+    source = CommandSource(user_path=user, on_warning=warnings.append)
+    assert "open_browser" in {c.name for c in source.commands()}
+    assert "keeping the default commands" in warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ('phrases = ["x {a:colour}"]\naction = "type"', "unknown slot type"),
+        ('phrases = ["{a} {b}"]\naction = "type"', "needs words"),
+        ('phrases = ["open it"]\naction = "explode"', "action must be one of"),
+        ('phrases = ["open it"]\naction = "open_url"', "does not give url"),
+        ('phrases = []\naction = "type"', "needs phrases"),
+        ('phrases = ["go"]\nrun = ["x", "{nothing}"]', "no phrase defines"),
+    ],
+)
+def test_bad_entries_are_skipped_with_a_reason(tmp_path: Path, entry: str, problem: str) -> None:
+    user = tmp_path / "commands.toml"
+    user.write_text(f"[commands.bad]\n{entry}\n")
+    commands, warnings = load_command_file(user, allow_run=True)
+    assert commands == [] and problem in warnings[0]
+
+
+def test_pattern_parts() -> None:
+    pattern = parse_pattern("Set a timer for {n:number} {unit:minutes|seconds}")
+    assert [getattr(p, "words", None) or (p.name, p.kind) for p in pattern.parts] == [  # type: ignore[union-attr]
+        ("set", "a", "timer", "for"),
+        ("n", "number"),
+        ("unit", "enum"),
+    ]
