@@ -324,10 +324,12 @@ class HistoryStore:
         query = fts_query(words)
         if not query:
             return []
+        # Ids only grow (AUTOINCREMENT), so the highest is the newest, and FTS5 can walk its
+        # index in rowid order and stop at the limit instead of sorting every match.
         rows = self._db.execute(
             f"SELECT {_UTTERANCE_COLUMNS}, {_SESSION_COLUMNS} FROM utterances_fts"
             " JOIN utterances u ON u.id = utterances_fts.rowid JOIN sessions s ON s.id = u.session_id"
-            " WHERE utterances_fts MATCH ? ORDER BY u.created_at DESC, u.id DESC LIMIT ?",
+            " WHERE utterances_fts MATCH ? ORDER BY utterances_fts.rowid DESC LIMIT ?",
             (query, limit),
         ).fetchall()
         return [SearchHit(_utterance(row), _session(row[9:])) for row in rows]
