@@ -10,7 +10,6 @@ whenever an utterance is added; that reloads at once and costs a few small queri
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -154,6 +153,12 @@ class HistoryPanel(QWidget):
     @Slot()
     def refresh(self) -> None:
         """Reload the sessions, the search results and the visible transcript from the store."""
+        try:
+            self._reload()
+        except HistoryError as error:  # e.g. the disk failed: say so, keep the window alive
+            self.heading.setText(f"The history cannot be read: {error}")
+
+    def _reload(self) -> None:
         selected = self.selected_session_id()
         self._summaries = self._store.sessions(limit=SESSION_LIMIT)
         words = self.search_box.text()
@@ -205,18 +210,27 @@ class HistoryPanel(QWidget):
             return
         if not self._confirm("Delete session", "Delete this session and its transcript? This cannot be undone."):
             return
-        with contextlib.suppress(HistoryError):  # already deleted elsewhere: nothing left to do
+        try:
             self._store.delete_session(session_id)
+        except HistoryError as error:  # a database failure, or deleted elsewhere meanwhile
+            QMessageBox.warning(self, "Delete failed", str(error))
         self.refresh()
 
     @Slot()
     def delete_everything(self) -> None:
         """Delete the whole history after a confirmation."""
-        sessions, utterances = self._store.counts()
+        try:
+            sessions, utterances = self._store.counts()
+        except HistoryError as error:
+            QMessageBox.warning(self, "Delete failed", str(error))
+            return
         question = f"Delete all {sessions} sessions ({utterances} utterances) from the history? This cannot be undone."
         if not self._confirm("Delete everything", question):
             return
-        self._store.delete_all()
+        try:
+            self._store.delete_all()
+        except HistoryError as error:
+            QMessageBox.warning(self, "Delete failed", str(error))
         self.refresh()
 
     def closeEvent(self, event: QCloseEvent) -> None:
@@ -238,7 +252,11 @@ class HistoryPanel(QWidget):
 
     @Slot()
     def _poll(self) -> None:
-        version = self._store.data_version()
+        try:
+            version = self._store.data_version()
+        except HistoryError as error:
+            self.heading.setText(f"The history cannot be read: {error}")
+            return
         if version != self._version:
             self._version = version
             self.refresh()

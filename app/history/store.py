@@ -11,15 +11,16 @@ The schema is versioned with ``PRAGMA user_version`` and upgraded on open by the
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, TypeVar
 
 from app import settings
 from engine.errors import VoxdeskError
@@ -94,7 +95,7 @@ MIGRATIONS: tuple[str, ...] = (
 
 
 class HistoryError(VoxdeskError):
-    """A history request that cannot be met (an unknown session, a database that is not ours)."""
+    """A history request that failed: an unknown session, a file that is not ours, a database error."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,23 @@ def fts_query(words: str) -> str:
     return " ".join(f'"{term}"*' for term in re.findall(r"\w+", words))
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _translated(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Report SQLite failures (disk full, a lock held too long, a damaged file) as :class:`HistoryError`."""
+
+    @functools.wraps(method)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(*args, **kwargs)
+        except sqlite3.Error as error:
+            raise HistoryError(f"the history database failed: {error}") from error
+
+    return wrapper
+
+
 def _utc(unix: float) -> datetime:
     return datetime.fromtimestamp(unix, UTC)
 
@@ -213,7 +231,7 @@ class HistoryStore:
         try:
             store._migrate()
             store.purge_expired()
-        except sqlite3.DatabaseError as error:
+        except (sqlite3.DatabaseError, HistoryError) as error:
             store.close()
             raise HistoryError(f"cannot open the history at {path}: {error}") from error
         return store
@@ -232,6 +250,7 @@ class HistoryStore:
 
     # Writing ---------------------------------------------------------------------------------
 
+    @_translated
     def start_session(self, kind: SessionKind, engine: str, model: str, source: str) -> int:
         """Record a new session and return its id (:data:`NOT_RECORDED` when history is off)."""
         if not self.keep:
@@ -243,6 +262,7 @@ class HistoryStore:
         )
         return int(cursor.lastrowid or 0)
 
+    @_translated
     def add_utterance(
         self,
         session_id: int,
@@ -269,11 +289,13 @@ class HistoryStore:
             raise HistoryError(f"no session {session_id} in the history") from error
         return int(cursor.lastrowid or 0)
 
+    @_translated
     def set_action(self, utterance_id: int, action: str | None) -> None:
         """Record what an utterance did (e.g. ``"open browser"``), once the action is known."""
         if self.keep and utterance_id != NOT_RECORDED:
             self._db.execute("UPDATE utterances SET action = ? WHERE id = ?", (action, utterance_id))
 
+    @_translated
     def end_session(self, session_id: int) -> None:
         """Mark a session as ended now."""
         if self.keep and session_id != NOT_RECORDED:
@@ -281,6 +303,7 @@ class HistoryStore:
 
     # Reading ---------------------------------------------------------------------------------
 
+    @_translated
     def sessions(self, limit: int = 100, offset: int = 0) -> list[SessionSummary]:
         """Sessions newest first, with their utterance counts and a text preview."""
         rows = self._db.execute(
@@ -301,6 +324,7 @@ class HistoryStore:
             preview = preview[: PREVIEW_CHARS - 1].rstrip() + "…"
         return SessionSummary(**base.__dict__, utterance_count=int(row[7]), preview=preview)
 
+    @_translated
     def session(self, session_id: int) -> Session:
         """One session; raises :class:`HistoryError` if there is none with that id."""
         row = self._db.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", (session_id,)).fetchone()
@@ -308,6 +332,7 @@ class HistoryStore:
             raise HistoryError(f"no session {session_id} in the history")
         return _session(row)
 
+    @_translated
     def utterances(self, session_id: int) -> list[Utterance]:
         """A session's utterances in spoken order."""
         rows = self._db.execute(
@@ -316,6 +341,7 @@ class HistoryStore:
         ).fetchall()
         return [_utterance(row) for row in rows]
 
+    @_translated
     def search(self, words: str, limit: int = 100) -> list[SearchHit]:
         """Utterances containing every word of ``words`` (prefixes match), newest first.
 
@@ -334,6 +360,7 @@ class HistoryStore:
         ).fetchall()
         return [SearchHit(_utterance(row), _session(row[9:])) for row in rows]
 
+    @_translated
     def counts(self) -> tuple[int, int]:
         """How many sessions and utterances the history holds."""
         sessions, utterances = self._db.execute(
@@ -341,12 +368,14 @@ class HistoryStore:
         ).fetchone()
         return int(sessions), int(utterances)
 
+    @_translated
     def data_version(self) -> int:
         """A number that changes whenever another connection commits: cheap to poll for news."""
         return int(self._db.execute("PRAGMA data_version").fetchone()[0])
 
     # Deleting --------------------------------------------------------------------------------
 
+    @_translated
     def delete_session(self, session_id: int) -> None:
         """Delete a session and its utterances (also from search); raises :class:`HistoryError` if unknown."""
         with self._transaction():
@@ -356,6 +385,7 @@ class HistoryStore:
             # Merge the search index so the deleted words leave its pages, not just its results.
             self._db.execute("INSERT INTO utterances_fts (utterances_fts) VALUES ('optimize')")
 
+    @_translated
     def delete_all(self) -> None:
         """Delete every session, then rewrite the file so no deleted words remain in it."""
         with self._transaction():
@@ -364,6 +394,7 @@ class HistoryStore:
         self._db.execute("VACUUM")
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
+    @_translated
     def purge_expired(self, now: float | None = None) -> int:
         """Delete sessions that started more than ``retention_days`` before ``now``; returns how many."""
         if self.retention_days <= 0:

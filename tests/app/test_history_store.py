@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from app.history.store import MIGRATIONS, NOT_RECORDED, HistoryError, HistorySto
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> HistoryStore:
+def store(tmp_path: Path) -> Iterator[HistoryStore]:
     opened = HistoryStore.open(tmp_path / "history.sqlite3")
     yield opened
     opened.close()
@@ -184,6 +185,21 @@ def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
     path.write_bytes(b"this is not a database at all" * 100)
     with pytest.raises(HistoryError, match="cannot open the history"):
         HistoryStore.open(path)
+
+
+def test_database_failures_are_history_errors(store: HistoryStore, tmp_path: Path) -> None:
+    session = store.start_session("live", "builtin", "m", "mic")
+    store._db.execute("PRAGMA busy_timeout = 50")
+    blocker = raw(tmp_path / "history.sqlite3")
+    blocker.execute("BEGIN IMMEDIATE")  # another writer that does not let go
+    try:
+        with pytest.raises(HistoryError, match="database is locked"):
+            store.add_utterance(session, "waiting in vain", 0, 1)
+        assert store.counts() == (1, 0)  # reading still works
+    finally:
+        blocker.execute("ROLLBACK")
+    store.add_utterance(session, "through at last", 0, 1)
+    assert store.counts() == (1, 1)
 
 
 def test_keep_false_writes_nothing_and_creates_no_file(tmp_path: Path) -> None:

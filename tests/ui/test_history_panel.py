@@ -13,7 +13,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
-from app.history.store import HistoryStore
+from app.history.store import HistoryError, HistoryStore
 from ui.history_panel import HistoryPanel
 
 
@@ -193,3 +193,23 @@ def test_export_of_search_results_and_a_failed_export(
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(tmp_path / "x.docx"), ""))
     qtbot.mouseClick(panel.export_button, Qt.MouseButton.LeftButton)
     assert warnings and "name it" in warnings[0]
+
+
+def test_a_failing_store_is_reported_not_raised(
+    panel: HistoryPanel, monkeypatch: pytest.MonkeyPatch, qtbot: QtBot
+) -> None:
+    def broken(*args: object, **kwargs: object) -> object:
+        raise HistoryError("the history database failed: disk I/O error")
+
+    monkeypatch.setattr(panel._store, "sessions", broken)
+    monkeypatch.setattr(panel._store, "data_version", broken)
+    monkeypatch.setattr(panel._store, "delete_session", broken)
+    panel.refresh()
+    assert "disk I/O error" in panel.heading.text()
+    panel._poll()
+    warnings: list[str] = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda parent, title, text, *a: warnings.append(text))
+    answer(monkeypatch, QMessageBox.StandardButton.Yes)
+    panel.select_session(1)
+    qtbot.mouseClick(panel.delete_button, Qt.MouseButton.LeftButton)
+    assert warnings == ["the history database failed: disk I/O error"]
