@@ -7,6 +7,7 @@ options), never through a shell and never interpolated into a script.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -53,13 +54,18 @@ class XdotoolKeyboard:
 
     name = "xdotool"
 
-    def __init__(self, delay_ms: int = 12, runner: ProcessRunner = run_process) -> None:
+    def __init__(self, delay_ms: int = 12, runner: ProcessRunner = run_process, remap_delay_ms: int = 60) -> None:
         self.delay_ms = delay_ms
+        self.remap_delay_ms = remap_delay_ms
         self._runner = runner
 
     async def type_text(self, text: str) -> None:
-        delay = str(self.delay_ms)
-        await _run(self._runner, ["xdotool", "type", "--clearmodifiers", "--delay", delay, "--", text])
+        # A character missing from the keymap ("ü" on a US layout) makes xdotool rebind a spare
+        # keycode for it; at 12 ms the application sometimes reads the key before it has seen
+        # the new mapping and drops the character. Such runs go slower (measured under Xvfb).
+        for run in re.findall(r"[\x00-\x7f]+|[^\x00-\x7f]+", text):
+            delay = str(self.delay_ms if run.isascii() else max(self.delay_ms, self.remap_delay_ms))
+            await _run(self._runner, ["xdotool", "type", "--clearmodifiers", "--delay", delay, "--", run])
 
     async def press(self, combo: KeyCombo) -> None:
         await _run(self._runner, ["xdotool", "key", "--clearmodifiers", "--", str(combo)])
