@@ -1,0 +1,180 @@
+"""The LLM intent fallback against a fake LLM: a tiny OpenAI-style server on loopback.
+
+A real LLM cannot run here; the fake answers /chat/completions with whatever tool call the
+test scripts, and records the requests it got.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.actions.center import ActionCenter, ActionStatus
+from app.actions.commands import CommandSource
+from app.actions.llm_fallback import LlmFallback, build_tools
+from app.actions.services import Services
+from app.settings import ActionSettings
+from tests.app.actions.conftest import RecordingLauncher, RecordingOpener
+
+
+class FakeLlm:
+    """A fake OpenAI-compatible LLM server: answers with ``self.tool_call`` after ``self.delay``."""
+
+    def __init__(self) -> None:
+        self.tool_call: dict[str, Any] | None = None
+        self.delay = 0.0
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests.append({"path": self.path, **body})
+                fake.headers.append(dict(self.headers))
+                time.sleep(fake.delay)
+                message: dict[str, Any] = {"role": "assistant", "content": None}
+                if fake.tool_call is not None:
+                    message["tool_calls"] = [{"id": "call_1", "type": "function", "function": fake.tool_call}]
+                else:
+                    message["content"] = "I can't help with that."
+                payload = json.dumps({"choices": [{"index": 0, "message": message}]}).encode()
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except OSError:
+                    pass  # the client gave up (timeout test)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLlm]:
+    server = FakeLlm()
+    yield server
+    server.close()
+
+
+def _center(tmp_path: Path, url: str, timeout: float = 5.0) -> tuple[ActionCenter, RecordingOpener]:
+    settings = ActionSettings(
+        llm_fallback=True, llm_url=url, llm_model="fake-model", llm_api_key="sekrit", llm_timeout_s=timeout
+    )
+    opener = RecordingOpener()
+    services = Services(open_url=opener, launcher=RecordingLauncher())
+    return ActionCenter(settings, services, commands=CommandSource(user_path=tmp_path / "c.toml")), opener
+
+
+def test_a_valid_tool_call_waits_for_confirmation(tmp_path: Path, fake_llm: FakeLlm) -> None:
+    fake_llm.tool_call = {"name": "search", "arguments": json.dumps({"query": "flights to Lisbon"})}
+    center, opener = _center(tmp_path, fake_llm.url)
+
+    async def scenario() -> None:
+        record = await center.handle_utterance("I'd love to know about flights to Lisbon")
+        assert record is not None
+        assert (record.command, record.slots, record.source) == ("search", {"query": "flights to Lisbon"}, "llm")
+        assert record.status is ActionStatus.WAITING and record.needs_confirmation
+        assert opener.urls == []
+        await center.confirm(record.id)
+        assert len(opener.urls) == 1 and "Lisbon" in opener.urls[0]
+
+    asyncio.run(scenario())
+    (request,) = fake_llm.requests
+    assert request["path"] == "/v1/chat/completions" and request["model"] == "fake-model"
+    assert request["tool_choice"] == "auto"
+    assert {t["function"]["name"] for t in request["tools"]} == {c.name for c in center.commands}
+    assert fake_llm.headers[0]["Authorization"] == "Bearer sekrit"
+
+
+def test_phrases_that_match_never_ask_the_llm(tmp_path: Path, fake_llm: FakeLlm) -> None:
+    center, _ = _center(tmp_path, fake_llm.url)
+    asyncio.run(center.handle_utterance("open the browser"))
+    assert fake_llm.requests == []
+
+
+def test_the_llm_is_off_by_default(tmp_path: Path, fake_llm: FakeLlm) -> None:
+    center = ActionCenter(
+        ActionSettings(llm_url=fake_llm.url), Services(), commands=CommandSource(user_path=tmp_path / "c.toml")
+    )
+    assert asyncio.run(center.handle_utterance("tell me about flights")) is None
+    assert fake_llm.requests == []
+
+
+@pytest.mark.parametrize(
+    "tool_call",
+    [
+        {"name": "format_disk", "arguments": "{}"},  # not a listed command
+        {"name": "search", "arguments": "{}"},  # a required slot is missing
+        {"name": "search", "arguments": '{"query": "x", "shell": "rm -rf ~"}'},  # an unknown parameter
+        {"name": "timer", "arguments": '{"n": "five", "unit": "minutes"}'},  # not a number
+        {"name": "timer", "arguments": '{"n": 5, "unit": "fortnights"}'},  # not one of the choices
+        {"name": "press_keys", "arguments": '{"keys": "the any key"}'},  # not a key combination
+        {"name": "search", "arguments": "{not json"},
+        None,  # no tool call at all
+    ],
+)
+def test_anything_else_is_no_match(tmp_path: Path, fake_llm: FakeLlm, tool_call: dict[str, Any] | None) -> None:
+    fake_llm.tool_call = tool_call
+    center, _ = _center(tmp_path, fake_llm.url)
+    assert asyncio.run(center.handle_utterance("do something unusual")) is None
+    assert len(fake_llm.requests) == 1
+    assert center.records == []
+
+
+def test_a_slow_server_is_no_match_within_the_limit(tmp_path: Path, fake_llm: FakeLlm) -> None:
+    fake_llm.delay = 3.0
+    fake_llm.tool_call = {"name": "search", "arguments": '{"query": "x"}'}
+    center, _ = _center(tmp_path, fake_llm.url, timeout=0.5)
+    started = time.monotonic()
+    assert asyncio.run(center.handle_utterance("something slow")) is None
+    assert time.monotonic() - started < 1.5
+    assert any("did not answer within 0.5 s" in line for line in center.log)
+
+
+def test_a_refused_connection_is_no_match_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    center, _ = _center(tmp_path, f"http://127.0.0.1:{port}/v1")
+    with caplog.at_level("WARNING", logger="voxdesk.actions"):
+        assert asyncio.run(center.handle_utterance("something")) is None
+    assert any("could not reach the LLM" in r.getMessage() for r in caplog.records)
+
+
+def test_tools_describe_slots(command_source: CommandSource) -> None:
+    tools = {t["function"]["name"]: t["function"] for t in build_tools(command_source.commands())}
+    timer = tools["timer"]["parameters"]
+    assert timer["properties"] == {
+        "n": {"type": "number"},
+        "unit": {"type": "string", "enum": ["minutes", "seconds", "hours"]},
+    }
+    assert timer["required"] == ["n", "unit"]
+    assert tools["open_browser"]["parameters"]["properties"] == {}
+
+
+def test_fallback_without_commands_asks_nothing(fake_llm: FakeLlm) -> None:
+    settings = ActionSettings(llm_fallback=True, llm_url=fake_llm.url)
+    assert asyncio.run(LlmFallback(settings).pick("hello", [])) is None
+    assert fake_llm.requests == []
