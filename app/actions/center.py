@@ -271,7 +271,6 @@ class ActionCenter:
             record.message = f"could not undo: {error}"
         else:
             del self._undo[record_id]
-            record.can_undo = False
             self._finish(record, ActionStatus.UNDONE, message)
             return _copy(record)
         self._changed(record)
@@ -369,7 +368,6 @@ class ActionCenter:
             self._last_text = str(record.slots["text"]).strip()
         if undo is not None:
             self._undo[record.id] = undo
-            record.can_undo = True
         self._finish(record, ActionStatus.DONE, message)
 
     async def _scratch(self) -> str:
@@ -395,8 +393,7 @@ class ActionCenter:
         record.status = status
         record.message = message
         record.finished_at = self._clock()
-        if status is not ActionStatus.DONE:
-            record.can_undo = record.can_undo and status is not ActionStatus.UNDONE
+        record.can_undo = status is ActionStatus.DONE and record.id in self._undo
         slots = ", ".join(f"{k}={v!r}" for k, v in record.slots.items())
         line = f"#{record.id} {record.command}({slots}): {status}: {message}"
         self._log_line(line, level=logging.WARNING if status is ActionStatus.FAILED else logging.INFO)

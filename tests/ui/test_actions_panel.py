@@ -18,7 +18,7 @@ from app.actions.center import ActionCenter, ActionRecord, ActionStatus
 from app.actions.commands import CommandSource
 from app.actions.services import Services
 from app.settings import ActionSettings
-from tests.app.actions.conftest import RecordingKeyboard, RecordingLauncher, RecordingNotifier, RecordingOpener
+from tests.app.actions.fakes import RecordingKeyboard, RecordingLauncher, RecordingNotifier, RecordingOpener
 from ui.actions_panel import ActionsPanel
 from ui.desktop_services import QtClipboard, TrayNotifier
 

@@ -17,7 +17,7 @@ from app.actions.keyboard import (
 from app.actions.keys import KeyCombo, parse_keys
 from app.actions.launcher import SystemAppLauncher, normalize_url, search_url, spoken_app_name
 from app.actions.services import ActionError, ProcessResult
-from tests.app.actions.conftest import RecordingRunner
+from tests.app.actions.fakes import RecordingRunner
 
 CTRL_SHIFT_T = KeyCombo(("ctrl", "shift"), "t")
 

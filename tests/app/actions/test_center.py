@@ -13,7 +13,7 @@ from app.actions.center import ActionCenter, ActionRecord, ActionStatus
 from app.actions.commands import CommandSource
 from app.actions.services import ActionError, Services
 from app.settings import ActionSettings
-from tests.app.actions.conftest import (
+from tests.app.actions.fakes import (
     MemoryClipboard,
     RecordingKeyboard,
     RecordingLauncher,

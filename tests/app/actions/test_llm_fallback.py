@@ -23,7 +23,7 @@ from app.actions.commands import CommandSource
 from app.actions.llm_fallback import LlmFallback, build_tools
 from app.actions.services import Services
 from app.settings import ActionSettings
-from tests.app.actions.conftest import RecordingLauncher, RecordingOpener
+from tests.app.actions.fakes import RecordingLauncher, RecordingOpener
 
 
 class FakeLlm:

@@ -20,7 +20,7 @@ from app.actions.commands import CommandSource
 from app.actions.keyboard import XdotoolKeyboard
 from app.actions.services import ProcessResult, Services, run_process
 from app.settings import ActionSettings
-from tests.app.actions.conftest import RecordingKeyboard, RecordingLauncher, RecordingOpener
+from tests.app.actions.fakes import RecordingKeyboard, RecordingLauncher, RecordingOpener
 
 WRITE_ARGV = "import json, sys; open(sys.argv[1], 'w').write(json.dumps(sys.argv[2:]))"
 

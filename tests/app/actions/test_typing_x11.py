@@ -18,7 +18,7 @@ from app.actions.commands import CommandSource
 from app.actions.keyboard import XdotoolKeyboard, choose_keyboard
 from app.actions.services import Services
 from app.settings import ActionSettings
-from tests.app.actions.conftest import RecordingLauncher, RecordingOpener
+from tests.app.actions.fakes import RecordingLauncher, RecordingOpener
 from tests.desktop_rig import RigUnavailable, XvfbDisplay
 
 pytestmark = pytest.mark.skipif(shutil.which("xdotool") is None, reason="xdotool is not installed")

@@ -1,0 +1,85 @@
+"""Recording fakes for the voice action tests (also usable by other tests, e.g. end-to-end).
+
+Each one stands in for a desktop service and records what it was asked to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from app.actions.keys import KeyCombo
+from app.actions.services import ProcessResult
+
+
+class RecordingOpener:
+    """A URL opener that records instead of starting a browser."""
+
+    def __init__(self) -> None:
+        self.urls: list[str] = []
+
+    def __call__(self, url: str) -> None:
+        self.urls.append(url)
+
+
+class RecordingLauncher:
+    """An application launcher that records instead of starting anything."""
+
+    def __init__(self) -> None:
+        self.apps: list[str] = []
+
+    async def launch(self, app: str) -> str:
+        self.apps.append(app)
+        return f"recorded {app}"
+
+
+class RecordingNotifier:
+    """A notifier that records notifications."""
+
+    def __init__(self) -> None:
+        self.notifications: list[tuple[str, str]] = []
+
+    def notify(self, title: str, message: str) -> None:
+        self.notifications.append((title, message))
+
+
+class MemoryClipboard:
+    """A clipboard in memory."""
+
+    def __init__(self, text: str = "") -> None:
+        self.content = text
+
+    def text(self) -> str:
+        return self.content
+
+    def set_text(self, text: str) -> None:
+        self.content = text
+
+
+class RecordingKeyboard:
+    """A typing backend that keeps a model of the focused text field."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.pressed: list[str] = []
+
+    async def type_text(self, text: str) -> None:
+        self.text += text
+
+    async def press(self, combo: KeyCombo) -> None:
+        self.pressed.append(str(combo))
+
+    async def backspace(self, count: int) -> None:
+        self.text = self.text[:-count] if count else self.text
+
+
+class RecordingRunner:
+    """A process runner that records argument lists and runs nothing."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    async def __call__(self, argv: Sequence[str], *, wait_s: float) -> ProcessResult:
+        self.calls.append(list(argv))
+        return ProcessResult(0)
