@@ -147,7 +147,8 @@ class ActionCenter:
         self._undo: dict[int, Undo] = {}
         self._log: collections.deque[str] = collections.deque(maxlen=_KEEP_LOG)
         self._next_id = 1
-        self._last_text = ""  # what "copy that" copies: the last typed or dictated text
+        # What "copy that" copies: the last typed text, or the last utterance that was no command.
+        self._last_text = ""
         self._source = commands if commands is not None else CommandSource(on_warning=self._warning)
         if self._source.on_warning is None:
             self._source.on_warning = self._warning
@@ -226,19 +227,14 @@ class ActionCenter:
                     return await self._start(found, text, utterance_id, "phrase")
             return await self._dictate(text, utterance_id)
         if addressed is None:
+            self._last_text = text
             return None
         found = match_utterance(addressed, commands, threshold=self.threshold)
         if found is not None:
             return await self._start(found, text, utterance_id, "phrase")
-        fallback = self._llm()
-        if fallback is None:
-            return None
-        try:
-            picked = await fallback.pick(addressed, commands)
-        except Exception as error:  # the fallback is optional; it must never break dictation
-            self._warning(f"the LLM fallback failed: {error}")
-            return None
+        picked = await self._ask_fallback(addressed, commands)
         if picked is None:
+            self._last_text = addressed
             return None
         return await self._start(picked, text, utterance_id, "llm")
 
@@ -290,6 +286,16 @@ class ActionCenter:
         from app.actions.llm_fallback import LlmFallback
 
         return LlmFallback(self.settings, on_warning=self._warning)
+
+    async def _ask_fallback(self, text: str, commands: Sequence[Command]) -> Match | None:
+        fallback = self._llm()
+        if fallback is None:
+            return None
+        try:
+            return await fallback.pick(text, commands)
+        except Exception as error:  # the fallback is optional; it must never break the flow
+            self._warning(f"the LLM fallback failed: {error}")
+            return None
 
     async def _dictate(self, text: str, utterance_id: int | None) -> ActionRecord:
         # A trailing space keeps consecutive utterances apart; "scratch that" removes it too.

@@ -20,7 +20,7 @@ from app.actions.matching import SlotValue
 from app.actions.services import ActionError, Services
 from app.settings import ActionSettings
 
-__all__ = ["Executor", "Outcome", "expand_argv", "format_duration"]
+__all__ = ["Executor", "Outcome", "check_option_injection", "expand_argv", "format_duration"]
 
 logger = logging.getLogger("voxdesk.actions")
 
@@ -48,6 +48,22 @@ def format_duration(n: SlotValue, unit: str) -> str:
 def expand_argv(template: Sequence[str], values: Mapping[str, SlotValue]) -> list[str]:
     """The argument list with slot values put in; each value stays inside its own argument."""
     return [_SLOT.sub(lambda m: str(values.get(m.group(1), "")), argument) for argument in template]
+
+
+def check_option_injection(template: Sequence[str], argv: Sequence[str]) -> None:
+    """Refuse a spoken value that would reach a program as an option ("--delete").
+
+    Only arguments that are a whole slot (``"{text}"``) are checked, and only before a ``--``
+    in the template: after it, programs read everything as plain arguments.
+    """
+    for index, (pattern, argument) in enumerate(zip(template, argv, strict=True)):
+        if pattern == "--":
+            return
+        if index and _SLOT.fullmatch(pattern) and argument.startswith("-"):
+            raise ActionError(
+                f"refusing to pass {argument!r} to {argv[0]}: it would be read as an option "
+                '(put "--" before the slot in the run list if the program accepts it)'
+            )
 
 
 class Executor:
@@ -138,7 +154,10 @@ class Executor:
         async def ring() -> None:
             await asyncio.sleep(seconds)
             logger.info("timer for %s went off", label)
-            notifier.notify("Timer", f"Your {label} timer is up")
+            try:
+                notifier.notify("Timer", f"Your {label} timer is up")
+            except Exception:
+                logger.exception("the %s timer went off but its notification failed", label)
 
         task = asyncio.create_task(ring())
         self._timers.add(task)
@@ -160,6 +179,7 @@ class Executor:
 
     async def _do_run(self, template: Sequence[str], values: Mapping[str, SlotValue]) -> Outcome:
         argv = expand_argv(template, values)
+        check_option_injection(template, argv)
         result = await self.services.run_process(argv, wait_s=_RUN_WAIT_S)
         if result.returncode is None:
             return Outcome(f"started {argv[0]} (still running)")

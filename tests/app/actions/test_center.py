@@ -118,6 +118,18 @@ def test_copy_that_copies_the_last_typed_text_and_undo_restores(desk: Desk) -> N
     assert undone.status is ActionStatus.UNDONE and desk.clipboard.content == "before"
 
 
+def test_copy_that_copies_the_last_utterance_that_was_no_command(desk: Desk) -> None:
+    assert desk.say("buy milk and eggs") is None
+    desk.say("copy that")
+    assert desk.clipboard.content == "buy milk and eggs"
+
+
+def test_copy_that_with_nothing_said_before_fails_plainly(desk: Desk) -> None:
+    record = desk.say("copy that")
+    assert record is not None and record.status is ActionStatus.FAILED
+    assert record.message == "there is nothing to copy yet"
+
+
 def test_copy_text(desk: Desk) -> None:
     desk.say("copy my phone number")
     assert desk.clipboard.content == "my phone number"
@@ -138,6 +150,22 @@ def test_timer_fires_a_notification_and_undo_cancels_another(desk: Desk) -> None
         assert late.status is ActionStatus.DONE and "already gone off" in late.message
 
     asyncio.run(scenario())
+
+
+def test_a_failing_notifier_does_not_break_the_timer(desk: Desk, caplog: pytest.LogCaptureFixture) -> None:
+    class BrokenNotifier:
+        def notify(self, title: str, message: str) -> None:
+            raise RuntimeError("no notification daemon")
+
+    desk.center.services.notifier = BrokenNotifier()
+
+    async def scenario() -> None:
+        await desk.center.handle_utterance("set a timer for one second")
+        await asyncio.sleep(1.2)
+
+    with caplog.at_level(logging.ERROR, logger="voxdesk.actions"):
+        asyncio.run(scenario())
+    assert "notification failed" in caplog.text
 
 
 def test_stop_listening_calls_back(desk: Desk) -> None:

@@ -154,3 +154,21 @@ def test_run_process_uses_no_shell(tmp_path: Path) -> None:
     marker = tmp_path / "marker"
     result = asyncio.run(run_process(["echo", f"; touch {marker}"], wait_s=5))
     assert result.returncode == 0 and not marker.exists()
+
+
+def test_a_spoken_option_is_refused_as_a_whole_argument(tmp_path: Path) -> None:
+    out = tmp_path / "argv.json"
+    center = _center(tmp_path, _note_command(out, safe=True))
+    record = asyncio.run(center.handle_utterance("make a note --delete-everything"))
+    assert record is not None and record.status is ActionStatus.FAILED
+    assert "would be read as an option" in record.message
+    assert not out.exists()
+
+
+def test_after_double_dash_a_dash_value_is_plain_text(tmp_path: Path) -> None:
+    out = tmp_path / "argv.json"
+    argv = [sys.executable, "-c", WRITE_ARGV, str(out), "--", "{text}"]
+    toml = f'[commands.note]\nphrases = ["make a note {{text:raw}}"]\nrun = {json.dumps(argv)}\nsafe = true\n'
+    record = asyncio.run(_center(tmp_path, toml).handle_utterance("make a note -rf"))
+    assert record is not None and record.status is ActionStatus.DONE
+    assert json.loads(out.read_text()) == ["--", "-rf"]
