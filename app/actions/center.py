@@ -213,7 +213,11 @@ class ActionCenter:
     # ---- the flow --------------------------------------------------------------------------
 
     async def handle_utterance(self, text: str, utterance_id: int | None = None) -> ActionRecord | None:
-        """Act on one final utterance; returns its record (a copy), or None when it was no command."""
+        """Act on one final utterance; returns its record (a copy), or None when it was no command.
+
+        It returns once the action has run, or once it waits for confirmation. Call it for one
+        utterance at a time, in order, so typed text arrives in the order it was said.
+        """
         text = text.strip()
         if not text:
             return None
@@ -255,21 +259,20 @@ class ActionCenter:
     async def undo(self, record_id: int) -> ActionRecord:
         """Take back a done action that can be undone (typed text, clipboard, timer, mode)."""
         record = self._records[record_id]
-        undo = self._undo.get(record_id)
-        if record.status is not ActionStatus.DONE or undo is None:
+        if record.status is not ActionStatus.DONE or record_id not in self._undo:
             return _copy(record)
+        # Taken out before awaiting, so a second click cannot undo twice.
+        undo = self._undo.pop(record_id)
         try:
             message = await undo()
-        except ActionError as error:
-            record.message = f"could not undo: {error}"
         except Exception as error:
-            logger.exception("undoing action %d failed", record_id)
+            if not isinstance(error, ActionError):
+                logger.exception("undoing action %d failed", record_id)
+            self._undo[record_id] = undo
             record.message = f"could not undo: {error}"
-        else:
-            del self._undo[record_id]
-            self._finish(record, ActionStatus.UNDONE, message)
+            self._changed(record)
             return _copy(record)
-        self._changed(record)
+        self._finish(record, ActionStatus.UNDONE, message)
         return _copy(record)
 
     def close(self) -> None:

@@ -268,3 +268,34 @@ def test_broken_user_file_warning_reaches_the_log(tmp_path: Path) -> None:
     user.write_text("[[[")
     center = ActionCenter(ActionSettings(), Services(), commands=CommandSource(user_path=user))
     assert any("could not read" in line for line in center.log)
+
+
+def test_two_quick_undos_undo_once(desk: Desk) -> None:
+    desk.say("type abc")
+    desk.say("type def")
+    record = desk.center.records[-1]
+
+    async def scenario() -> None:
+        await asyncio.gather(desk.center.undo(record.id), desk.center.undo(record.id))
+
+    asyncio.run(scenario())
+    assert desk.keyboard.text == "abc"
+
+
+def test_a_failed_undo_can_be_retried(desk: Desk) -> None:
+    class FlakyKeyboard(RecordingKeyboard):
+        fail = True
+
+        async def backspace(self, count: int) -> None:
+            if self.fail:
+                self.fail = False
+                raise ActionError("xdotool failed (exit status 1)")
+            await super().backspace(count)
+
+    desk.center.services.keyboard = desk.keyboard = FlakyKeyboard()
+    record = desk.say("type hello")
+    assert record is not None
+    first = asyncio.run(desk.center.undo(record.id))
+    assert first.status is ActionStatus.DONE and first.can_undo and first.message.startswith("could not undo")
+    second = asyncio.run(desk.center.undo(record.id))
+    assert second.status is ActionStatus.UNDONE and desk.keyboard.text == ""
