@@ -276,7 +276,10 @@ class CommandSource:
         self.user_path = user_path if user_path is not None else user_commands_path()
         self.on_warning = on_warning  # None: warnings go to the "voxdesk.actions" logger
         self.warnings: list[str] = []
-        defaults, warnings = load_command_file(defaults_path, allow_run=False)
+        try:
+            defaults, warnings = load_command_file(defaults_path, allow_run=False)
+        except CommandFileError as error:  # a broken installation: the user's own commands still work
+            defaults, warnings = [], [f"{error}; the default commands are unavailable"]
         self._warn(warnings)
         self._defaults = {c.name: c for c in defaults}
         self._user: dict[str, Command] = {}

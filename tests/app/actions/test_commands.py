@@ -143,3 +143,12 @@ def test_pattern_parts() -> None:
         ("n", "number"),
         ("unit", "enum"),
     ]
+
+
+def test_missing_defaults_file_warns_and_keeps_user_commands(tmp_path: Path) -> None:
+    user = tmp_path / "commands.toml"
+    user.write_text('[commands.note]\nphrases = ["take a note {text}"]\naction = "type"\n')
+    warnings: list[str] = []
+    source = CommandSource(defaults_path=tmp_path / "missing.toml", user_path=user, on_warning=warnings.append)
+    assert [c.name for c in source.commands()] == ["note"]
+    assert "the default commands are unavailable" in warnings[0]
