@@ -305,7 +305,6 @@ class ActionCenter:
         values: dict[str, SlotValue] = {"text": text + " "}
         record = self._new("dictation", "type", values, _describe("type", {"text": text}, None), text, utterance_id)
         record.source = "dictation"
-        self._changed(record)
         await self._execute(record)
         return _copy(record)
 
@@ -326,7 +325,6 @@ class ActionCenter:
             self._log_line(f"#{record.id} {command.name}: waiting for confirmation: {record.preview}")
             self._changed(record)
             return _copy(record)
-        self._changed(record)
         await self._execute(record)
         return _copy(record)
 

@@ -67,7 +67,7 @@ def test_open_the_browser_uses_the_injected_launcher(desk: Desk) -> None:
     assert record is not None
     assert (record.command, record.status, record.utterance_id) == ("open_browser", ActionStatus.DONE, 7)
     assert desk.launcher.apps == ["browser"]
-    assert [c.status for c in desk.changes] == [ActionStatus.RUNNING, ActionStatus.RUNNING, ActionStatus.DONE]
+    assert [c.status for c in desk.changes] == [ActionStatus.RUNNING, ActionStatus.DONE]
     assert record.preview == "Open the application “browser”"
 
 
