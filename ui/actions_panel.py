@@ -163,7 +163,8 @@ class ActionsPanel(QWidget):
             self.table.setCellWidget(row, 3, buttons)
         title = QTableWidgetItem(record.command if record.source != "llm" else f"{record.command} (guessed)")
         title.setToolTip(f"You said: {record.utterance}")
-        details = QTableWidgetItem(record.preview)
+        failed = record.status is ActionStatus.FAILED and record.message
+        details = QTableWidgetItem(f"{record.preview} — {record.message}" if failed else record.preview)
         details.setToolTip(_describe_slots(record))
         status = QTableWidgetItem(str(record.status))
         if record.message:

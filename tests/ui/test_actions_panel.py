@@ -116,8 +116,9 @@ def test_failed_action_shows_its_message(qtbot: QtBot, qloop: asyncio.AbstractEv
     qtbot.addWidget(panel)
     record = _say(center, qtbot, "open website not a web address at all")
     assert panel.status_text(record.id) == "failed"
-    item = panel.table.item(0, 2)
-    assert item is not None and "web address" in item.toolTip()
+    status, details = panel.table.item(0, 2), panel.table.item(0, 1)
+    assert status is not None and "web address" in status.toolTip()
+    assert details is not None and details.text().endswith("does not look like a web address")
 
 
 def test_records_from_before_the_panel_are_shown(
