@@ -16,7 +16,7 @@ test:
 	$(VENV)/bin/python -m ruff check .
 	$(VENV)/bin/python -m ruff format --check .
 	$(VENV)/bin/python -m mypy
-	$(VENV)/bin/python -m pytest -m "not vllm"
+	REQUIRE_VMIC=1 $(VENV)/bin/python -m pytest -m "not vllm"
 	REQUIRE_VLLM=1 $(VLLM_VENV)/bin/python -m pytest -m vllm
 
 lint:

@@ -193,7 +193,10 @@ class AudioCapture:
             finally:
                 stream.abort(ignore_errors=True)
                 stream.close(ignore_errors=True)
-            message = f"the microphone {self.device_in_use!r} stopped working; waiting for it to come back"
+            if self._reported is None:
+                message = f"no sound comes from the microphone {self.device_in_use!r}; is it connected and allowed?"
+            else:
+                message = f"the microphone {self.device_in_use!r} stopped working; waiting for it to come back"
             self._report(CaptureStatus(CaptureState.LOST, self.device_in_use, message))
             await asyncio.sleep(RETRY_SECONDS)
 

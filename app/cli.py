@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -39,8 +40,16 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``voxdesk`` and its subcommands."""
-    parser = argparse.ArgumentParser(prog="voxdesk", description="Voxdesk, a streaming desktop voice assistant.")
+    parser = argparse.ArgumentParser(
+        prog="voxdesk",
+        description="Voxdesk, a streaming desktop voice assistant. Without a command it opens the window.",
+    )
     parser.add_argument("--version", action="version", version=f"voxdesk {_version()}")
+    parser.add_argument(
+        "--engine", choices=(*ENGINE_NAMES, "remote"), help="window: speech engine for this run (overrides settings)"
+    )
+    parser.add_argument("--server", metavar="URL", help="window: use the /v1/realtime server at URL for this run")
+    parser.add_argument("--device", metavar="NAME", help="window: microphone for this run (as listed in Settings)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     transcribe = commands.add_parser(
         "transcribe",
@@ -200,13 +209,18 @@ def _print_event(timed: TimedEvent) -> None:
     print(event_to_json(timed), flush=True)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run ``voxdesk``; returns the process exit status."""
+def main(argv: list[str] | None = None, open_window: Callable[[argparse.Namespace], int] | None = None) -> int:
+    """Run ``voxdesk``; returns the process exit status.
+
+    ``open_window`` runs the desktop window (given by ``ui``, which depends on ``app`` and not
+    the other way round); without it, ``voxdesk`` with no command prints help.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
+        if open_window is not None:
+            return open_window(args)
         parser.print_help()
-        print("\nThe desktop window is not part of this build yet; use `voxdesk transcribe FILE`.")
         return 0
     if args.command == "history":  # history: issue 8
         return run_history(args)

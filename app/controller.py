@@ -68,6 +68,10 @@ class Controller:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
+    def report(self, event: ControllerEvent) -> None:
+        """Pass an event from a part joined to the controller (history, actions) to every listener."""
+        self._emit(event)
+
     def _emit(self, event: ControllerEvent) -> None:
         for listener in list(self._listeners):
             try:

@@ -1,8 +1,10 @@
-"""Shared fixtures: synthesized speech, one loaded built-in engine, cached transcriptions."""
+"""Shared fixtures: synthesized speech, one loaded built-in engine, cached transcriptions, a
+virtual microphone and X display, and settings kept away from the user's own."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from app.audio_file import read_audio
 from app.transcription import TranscriptionReport, transcribe_audio
 from engine.builtin import BuiltinEngine
 from tests import speech_fixtures
+from tests.desktop_rig import RigUnavailable, VirtualMic, XvfbDisplay
 from tests.speech_fixtures import Fixture
 from tests.vllm_support import build_tiny_model, start_vllm_server, stop
 
@@ -53,6 +56,49 @@ def fast_transcripts(engine: BuiltinEngine, fixture_audio: dict[str, np.ndarray]
             return report
 
     return Cache()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before pytest-qt creates the QApplication
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings, commands and history in a fresh folder, never the user's own."""
+    home = tmp_path_factory.mktemp("voxdesk-home")
+    monkeypatch.setenv("VOXDESK_CONFIG_DIR", str(home / "config"))
+    monkeypatch.setenv("VOXDESK_DATA_DIR", str(home / "data"))
+
+
+def _rig_unavailable(reason: str) -> None:
+    if os.environ.get("REQUIRE_VMIC") == "1":
+        pytest.fail(f"the desktop test rig is required (REQUIRE_VMIC=1) but unavailable: {reason}")
+    pytest.skip(f"desktop test rig unavailable: {reason}")
+
+
+@pytest.fixture(scope="session")
+def virtual_mic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VirtualMic]:
+    """A PulseAudio virtual microphone, the default input device while the session runs."""
+    mic = VirtualMic(tmp_path_factory.mktemp("vmic"))
+    try:
+        mic.start()
+    except RigUnavailable as exc:
+        _rig_unavailable(str(exc))
+    os.environ.update(mic.environment)
+    yield mic
+    mic.stop()
+
+
+@pytest.fixture(scope="session")
+def x_display(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """An Xvfb display; its DISPLAY value."""
+    display = XvfbDisplay(tmp_path_factory.mktemp("xvfb"))
+    try:
+        value = display.start()
+    except RigUnavailable as exc:
+        _rig_unavailable(str(exc))
+    yield value
+    display.stop()
 
 
 @pytest.fixture(scope="session")

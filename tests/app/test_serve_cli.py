@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 from websockets.asyncio.client import connect
@@ -17,24 +15,7 @@ from websockets.exceptions import ConnectionClosed
 
 from app.textnorm import normalize_text
 from engine.realtime.client import encode_audio
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def start_serve(*args: str) -> tuple[subprocess.Popen[str], int]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", "0", *args],
-        cwd=REPO,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "VOXDESK_API_KEY": ""},
-    )
-    assert process.stderr is not None
-    for line in process.stderr:
-        if match := re.search(r"listening on ws://[\d.]+:(\d+)/v1/realtime", line):
-            return process, int(match.group(1))
-    process.wait(timeout=10)
-    raise AssertionError(f"voxdesk serve exited with {process.returncode} before listening")
+from tests.serve_process import REPO, start_serve
 
 
 def test_serve_refuses_a_public_address_without_an_api_key() -> None:

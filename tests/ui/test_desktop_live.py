@@ -1,0 +1,188 @@
+"""The whole desktop app on the real microphone path: synthesized speech played into a
+virtual PulseAudio microphone, captured through PortAudio, transcribed, shown in the window."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage
+from pytestqt.qtbot import QtBot
+
+from app.audio_capture import CaptureState, CaptureStatus
+from app.controller_events import ControllerEvent, EngineState, TranscriptChanged, UtteranceFinal
+from app.settings import Settings
+from app.textnorm import normalize_text
+from tests.conftest import fixture_path
+from tests.desktop_rig import VirtualMic
+from tests.serve_process import REPO, start_serve
+from tests.speech_fixtures import Fixture
+from ui.desktop import Desktop
+
+ENGINE_TIMEOUT_MS = 60_000
+SPEECH_TIMEOUT_MS = 30_000
+
+
+class Recorder:
+    """Every controller event with the time it arrived."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[float, ControllerEvent]] = []
+
+    def __call__(self, event: ControllerEvent) -> None:
+        self.events.append((time.perf_counter(), event))
+
+    def of(self, kind: type) -> list[tuple[float, ControllerEvent]]:
+        return [(at, event) for at, event in self.events if isinstance(event, kind)]
+
+
+def start_desktop(qtbot: QtBot, settings: Settings) -> tuple[Desktop, Recorder, asyncio.Task[None]]:
+    desktop = Desktop(settings, [], save_changes=False)
+    qtbot.addWidget(desktop.window)
+    recorder = Recorder()
+    desktop.controller.subscribe(recorder)
+    run = asyncio.ensure_future(desktop.run())
+    qtbot.waitUntil(lambda: desktop.controller.engine_status.state == EngineState.READY, timeout=ENGINE_TIMEOUT_MS)
+    return desktop, recorder, run
+
+
+def stop_desktop(qtbot: QtBot, desktop: Desktop, run: asyncio.Task[None]) -> None:
+    desktop.quit()
+    qtbot.waitUntil(run.done, timeout=SPEECH_TIMEOUT_MS)
+    run.result()  # re-raises anything that went wrong while shutting down
+
+
+def listen(qtbot: QtBot, desktop: Desktop) -> None:
+    qtbot.mouseClick(desktop.window.listen_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: desktop.window.device_label.text().startswith("listening on"), timeout=10_000)
+    gc.collect()  # tasks held only by the loop's weak references would die here
+
+
+def said(text: str) -> str:
+    return normalize_text(text)
+
+
+def play_and_wait_for_final(qtbot: QtBot, mic: VirtualMic, recorder: Recorder, recording: Path) -> None:
+    before = len(recorder.of(UtteranceFinal))
+    mic.play(recording)
+    qtbot.waitUntil(lambda: len(recorder.of(UtteranceFinal)) > before, timeout=SPEECH_TIMEOUT_MS)
+
+
+@pytest.fixture
+def command(speech: dict[str, Fixture]) -> Fixture:
+    fixture = speech["command00-slt"]
+    assert fixture.text == "open the browser"
+    return fixture
+
+
+def check_live_transcript(desktop: Desktop, recorder: Recorder, command: Fixture) -> None:
+    """The words are in the window, text showed before the final, and latency was measured."""
+    shown = said(desktop.window.transcript_view.committed_text())
+    assert said(command.text) in shown, shown
+    (final_at, final), *_ = recorder.of(UtteranceFinal)
+    assert isinstance(final, UtteranceFinal)
+    changes = recorder.of(TranscriptChanged)
+    early = [at for at, e in changes if isinstance(e, TranscriptChanged) and not e.utterance.final]
+    assert early and early[0] < final_at, "no text was shown while the phrase was still being spoken"
+    assert final.utterance.first_partial_latency is not None and 0 < final.utterance.first_partial_latency < 5
+    assert final.utterance.final_latency is not None and 0 < final.utterance.final_latency < 5
+    row = desktop.window.utterance_list.topLevelItem(0)
+    assert said(row.text(1)) == said(final.utterance.committed) and row.text(3).endswith(" s")
+    assert "session median" in desktop.window.latency_label.text()
+
+
+def test_phrase_spoken_into_the_microphone_appears_in_the_window(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, virtual_mic: VirtualMic, command: Fixture
+) -> None:
+    desktop, recorder, run = start_desktop(qtbot, Settings())
+    listen(qtbot, desktop)
+    play_and_wait_for_final(qtbot, virtual_mic, recorder, fixture_path(command))
+    check_live_transcript(desktop, recorder, command)
+    stop_desktop(qtbot, desktop, run)
+
+
+@pytest.fixture
+def serve_port() -> Iterator[int]:
+    process, port = start_serve()
+    yield port
+    process.terminate()
+    process.wait(timeout=30)
+
+
+def test_remote_mode_against_voxdesk_serve(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, virtual_mic: VirtualMic, command: Fixture, serve_port: int
+) -> None:
+    settings = Settings()
+    settings.engine.kind, settings.engine.server_url = "remote", f"ws://127.0.0.1:{serve_port}"
+    desktop, recorder, run = start_desktop(qtbot, settings)
+    assert "remote server" in desktop.window.engine_status.text() and "connected" in desktop.window.engine_status.text()
+    listen(qtbot, desktop)
+    play_and_wait_for_final(qtbot, virtual_mic, recorder, fixture_path(command))
+    check_live_transcript(desktop, recorder, command)
+    stop_desktop(qtbot, desktop, run)
+
+
+def test_microphone_vanishing_mid_utterance_keeps_the_text_and_recovers(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, virtual_mic: VirtualMic, speech: dict[str, Fixture]
+) -> None:
+    passage = speech["passage-slt"]
+    desktop, recorder, run = start_desktop(qtbot, Settings())
+    listen(qtbot, desktop)
+    virtual_mic.play(fixture_path(passage))
+    qtbot.waitUntil(lambda: len(said(desktop.window.transcript_view.committed_text()).split()) >= 4, timeout=20_000)
+    virtual_mic.kill_daemon()  # the sound server dies under the open stream, mid-sentence
+    try:
+        qtbot.waitUntil(lambda: desktop.window.problem_banner.isVisible(), timeout=10_000)
+        assert "stopped working" in desktop.window.problem_banner.text()
+        # What was heard before the loss is finished and kept, and the window still works.
+        qtbot.waitUntil(lambda: bool(recorder.of(UtteranceFinal)), timeout=SPEECH_TIMEOUT_MS)
+        kept = said(desktop.window.transcript_view.committed_text()).split()
+        assert len(kept) >= 4 and " ".join(kept[:3]) in said(passage.text)
+        assert desktop.controller.listening
+        qtbot.mouseClick(desktop.window.tabs.tabBar(), Qt.MouseButton.LeftButton)
+    finally:
+        virtual_mic.start()  # the device comes back
+    qtbot.waitUntil(
+        lambda: any(isinstance(e, CaptureStatus) and e.state == CaptureState.OPEN for _, e in recorder.events[-20:]),
+        timeout=15_000,
+    )
+    assert not desktop.window.problem_banner.isVisible()
+    finals_before = len(recorder.of(UtteranceFinal))
+    play_and_wait_for_final(qtbot, virtual_mic, recorder, fixture_path(speech["command01-slt"]))
+    assert len(recorder.of(UtteranceFinal)) > finals_before
+    assert said("weather in paris") in said(desktop.window.transcript_view.committed_text())
+    assert " ".join(kept) in said(desktop.window.transcript_view.committed_text())  # nothing lost
+    stop_desktop(qtbot, desktop, run)
+
+
+def test_screenshot_of_the_real_window_under_xvfb(
+    virtual_mic: VirtualMic, x_display: str, speech: dict[str, Fixture], tmp_path: Path
+) -> None:
+    out = REPO / "build" / "screenshots" / "voxdesk-window.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    recordings = [str(fixture_path(speech[name])) for name in ("command00-slt", "command01-slt")]
+    env = {**os.environ, "DISPLAY": x_display, "QT_QPA_PLATFORM": "xcb"}
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.ui.window_screenshot", str(out), *recordings],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    transcript = said(result.stdout.strip().splitlines()[-1])
+    assert said("open the browser") in transcript and said("weather in paris") in transcript
+    for picture in (out, out.with_suffix(".window.png")):
+        image = QImage(str(picture))
+        assert image.width() >= 800 and image.height() >= 500
+        colours = {image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)}
+        assert len(colours) > 8, f"{picture} looks blank ({len(colours)} colours)"

@@ -1,0 +1,146 @@
+"""The main window shows what the controller reports (events pushed through the real bridge)."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QPalette
+from pytestqt.qtbot import QtBot
+
+from app.audio_capture import AudioLevel, CaptureState, CaptureStatus
+from app.controller import Controller
+from app.controller_events import (
+    EngineState,
+    EngineStatus,
+    ListeningChanged,
+    Problem,
+    TranscriptChanged,
+    UtteranceFinal,
+)
+from app.settings import Settings
+from app.transcript import Utterance
+from ui.main_window import MainWindow
+
+
+def make_window(qtbot: QtBot) -> tuple[Controller, MainWindow]:
+    controller = Controller(Settings())
+    window = MainWindow(controller)
+    qtbot.addWidget(window)
+    window.show()
+    return controller, window
+
+
+def provisional_fragments(window: MainWindow) -> list[str]:
+    """Text shown italic in the provisional colour (and not in the normal text colour)."""
+    view = window.transcript_view
+    normal = view.palette().color(QPalette.ColorRole.Text)
+    found = []
+    block = view.document().begin()
+    while block.isValid():
+        iterator = block.begin()
+        while not iterator.atEnd():
+            fragment = iterator.fragment()
+            char_format = fragment.charFormat()
+            if char_format.fontItalic():
+                assert char_format.foreground().color() == view.provisional_colour() != normal
+                found.append(fragment.text())
+            iterator += 1
+        block = block.next()
+    return found
+
+
+def test_provisional_tail_is_shown_apart_from_committed_text(qtbot: QtBot) -> None:
+    controller, window = make_window(qtbot)
+    controller.report(TranscriptChanged(Utterance(1, committed="Open the", provisional="brow")))
+    assert window.transcript_view.committed_text() == "Open the"
+    assert window.transcript_view.provisional_text() == "brow"
+    assert provisional_fragments(window) == ["brow"]  # italic and greyed; the committed text is not
+    assert window.utterance_list.topLevelItem(0).text(1) == "Open the brow"
+
+    final = Utterance(1, committed="Open the browser.", start=1.2, end=2.1, final=True)
+    controller.report(TranscriptChanged(final))
+    assert window.transcript_view.provisional_text() == ""
+    assert provisional_fragments(window) == []
+    assert window.utterance_list.topLevelItem(0).text(0) == "00:01.2 - 00:02.1"
+
+
+def test_latency_readout_shows_the_last_utterance_and_the_session_median(qtbot: QtBot) -> None:
+    controller, window = make_window(qtbot)
+    for number, (first, final) in enumerate([(0.40, 0.70), (0.50, 0.90), (0.45, 0.80)], start=1):
+        utterance = Utterance(number, "x", start=0, end=1, final=True, first_partial_latency=first, final_latency=final)
+        controller.report(TranscriptChanged(utterance))
+        controller.report(UtteranceFinal(utterance))
+    text = window.latency_label.text()
+    assert "first text 0.45 s" in text and "final 0.80 s" in text and "median 0.80 s over 3" in text
+    assert window.utterance_list.topLevelItem(1).text(2) == "0.50 s"
+    assert window.utterance_list.topLevelItem(1).text(3) == "0.90 s"
+
+
+def test_engine_status_loading_progress_then_failure_in_plain_words(qtbot: QtBot) -> None:
+    controller, window = make_window(qtbot)
+    controller.report(EngineStatus(EngineState.LOADING, "local GPU (vLLM, m)", "importing vLLM", 0.25))
+    assert window.engine_progress.isVisible() and window.engine_progress.value() == 25
+    assert "loading: importing vLLM" in window.engine_status.text()
+    message = "local GPU mode needs vLLM: install it with pip install 'voxdesk[gpu]'"
+    controller.report(EngineStatus(EngineState.FAILED, "local GPU (vLLM, m)", message))
+    controller.report(Problem(message))
+    assert not window.engine_progress.isVisible()
+    assert "failed" in window.engine_status.text()
+    assert window.problem_banner.isVisible() and "Local GPU mode needs vLLM" in window.problem_banner.text()
+    controller.report(EngineStatus(EngineState.READY, "built-in CPU engine", "ready"))
+    assert not window.problem_banner.isVisible()
+
+
+def test_reconnecting_remote_engine_is_shown(qtbot: QtBot) -> None:
+    controller, window = make_window(qtbot)
+    controller.report(EngineStatus(EngineState.RECONNECTING, "remote server ws://h:8000", "connection lost"))
+    assert "reconnecting" in window.engine_status.text()
+
+
+def test_lost_microphone_is_shown_and_text_stays(qtbot: QtBot) -> None:
+    controller, window = make_window(qtbot)
+    controller.report(TranscriptChanged(Utterance(1, committed="keep this", final=True)))
+    controller.report(CaptureStatus(CaptureState.LOST, "USB mic", "the microphone 'USB mic' stopped working"))
+    assert window.problem_banner.isVisible() and "stopped working" in window.problem_banner.text()
+    assert window.device_label.text() == "the microphone 'USB mic' stopped working"
+    assert window.transcript_view.committed_text() == "keep this"
+    controller.report(CaptureStatus(CaptureState.OPEN, "USB mic", "listening on USB mic"))
+    assert not window.problem_banner.isVisible()
+
+
+def test_listening_state_and_level_meter(qtbot: QtBot) -> None:
+    controller, window = make_window(qtbot)
+    controller.report(ListeningChanged(True))
+    assert window.listen_button.isChecked() and window.listen_button.text() == "Stop"
+    controller.report(AudioLevel(rms=0.1, peak=0.5))
+    assert (window.meter.rms, window.meter.peak) == (0.1, 0.5)
+    controller.report(ListeningChanged(False))
+    assert not window.listen_button.isChecked() and window.listen_button.text() == "Listen"
+    assert window.meter.rms == 0.0
+
+
+def test_transcript_follows_new_text_until_the_user_scrolls_up(qtbot: QtBot) -> None:
+    controller, window = make_window(qtbot)
+    view = window.transcript_view
+    for number in range(1, 60):
+        controller.report(TranscriptChanged(Utterance(number, committed=f"line {number}", final=True)))
+    bar = view.verticalScrollBar()
+    assert bar.maximum() > 0 and bar.value() == bar.maximum()
+    bar.setValue(0)
+    controller.report(TranscriptChanged(Utterance(60, committed="line 60", final=True)))
+    assert bar.value() == 0  # reading older text is not interrupted
+    bar.setValue(bar.maximum())
+    controller.report(TranscriptChanged(Utterance(61, committed="line 61", final=True)))
+    assert bar.value() == bar.maximum()
+
+
+def test_controls_have_accessible_names(qtbot: QtBot) -> None:
+    _, window = make_window(qtbot)
+    for widget in (
+        window.listen_button,
+        window.engine_selector,
+        window.engine_status,
+        window.meter,
+        window.transcript_view,
+        window.utterance_list,
+        window.latency_label,
+    ):
+        assert widget.accessibleName(), widget

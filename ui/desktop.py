@@ -1,0 +1,193 @@
+"""Starting the desktop app: Qt application, asyncio on the Qt loop, window, tray, shortcuts."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
+
+from app.audio_capture import MicrophoneUnavailable, list_input_devices
+from app.controller import Controller
+from app.controller_events import ControllerEvent, ListeningChanged, Problem
+from app.history.store import HistoryError, HistoryStore
+from app.hotkeys import GlobalHotkeys
+from app.live_history import LiveHistory
+from app.resources import resource_path
+from app.settings import Settings, load_settings, save_settings
+from ui.main_window import MainWindow
+from ui.settings_dialog import SettingsDialog
+
+__all__ = ["Desktop", "DesktopOptions", "display_problem", "run_desktop"]
+
+logger = logging.getLogger("voxdesk.desktop")
+
+
+@dataclass(frozen=True)
+class DesktopOptions:
+    """Command-line overrides of the saved settings, for this run only."""
+
+    engine: str | None = None
+    server: str | None = None
+    device: str | None = None
+
+    def apply(self, settings: Settings) -> None:
+        if self.server:
+            settings.engine.kind, settings.engine.server_url = "remote", self.server
+        if self.engine:
+            settings.engine.kind = self.engine
+        if self.device is not None:
+            settings.audio.device = self.device
+
+
+def display_problem() -> str | None:
+    """Why no window can open here (one line), or ``None``."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
+        return None
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    return (
+        "voxdesk: no display found (DISPLAY and WAYLAND_DISPLAY are unset), so the window cannot open; "
+        "without a screen use `voxdesk transcribe FILE` or `voxdesk serve`"
+    )
+
+
+class Desktop:
+    """Everything the running app is made of, joined together."""
+
+    def __init__(self, settings: Settings, warnings: list[str], *, save_changes: bool = True) -> None:
+        self.settings = settings
+        self.save_changes = save_changes
+        self.controller = Controller(settings)
+        self.hotkeys = self._make_hotkeys()
+        self.window = MainWindow(self.controller)
+        self.window.settings_requested.connect(self.open_settings)
+        self.window.quit_requested.connect(self.quit)
+        self.history = self._open_history()
+        self.tray = self._make_tray()
+        self._quit = asyncio.Event()
+        for warning in warnings:
+            self.window.show_problem(warning)
+
+    def _open_history(self) -> LiveHistory | None:
+        try:
+            history = self.settings.history
+            store = HistoryStore.open(keep=history.keep, retention_days=history.retention_days)
+        except HistoryError as exc:
+            self.window.show_problem(f"history is off for this run: {exc}")
+            return None
+        return LiveHistory(self.controller, store)
+
+    def _make_hotkeys(self) -> GlobalHotkeys:
+        listening = self.settings.listening
+        return GlobalHotkeys(
+            listening.toggle_shortcut,
+            listening.hold_to_talk_key,
+            on_toggle=self.controller.toggle_listening,
+            on_hold_press=self.controller.hold_pressed,
+            on_hold_release=self.controller.hold_released,
+        )
+
+    def _make_tray(self) -> QSystemTrayIcon | None:
+        if not QSystemTrayIcon.isSystemTrayAvailable():
+            return None
+        tray = QSystemTrayIcon(QIcon(str(resource_path("icons", "voxdesk.svg"))), self.window)
+        tray.setToolTip("Voxdesk")
+        menu = QMenu(self.window)
+        listen = menu.addAction("Listen")
+        listen.triggered.connect(self.controller.toggle_listening)
+        menu.addAction("Show window").triggered.connect(self.window.showNormal)
+        menu.addSeparator()
+        menu.addAction("Quit").triggered.connect(self.quit)
+        tray.setContextMenu(menu)
+        tray.activated.connect(lambda reason: self.controller.toggle_listening())
+
+        def follow(event: ControllerEvent) -> None:
+            if isinstance(event, ListeningChanged):
+                listen.setText("Stop listening" if event.listening else "Listen")
+                icon = "voxdesk-listening.svg" if event.listening else "voxdesk.svg"
+                tray.setIcon(QIcon(str(resource_path("icons", icon))))
+
+        self.controller.subscribe(follow)
+        tray.show()
+        return tray
+
+    async def run(self) -> None:
+        """Show the window, load the engine, and run until the user quits."""
+        self.window.show()
+        self.window.shortcut_note = self.hotkeys.start() or ""
+        if self.window.shortcut_note:
+            self.window.statusBar().showMessage(self.window.shortcut_note, 10000)
+        await self.controller.load_engine()
+        await self._quit.wait()
+        self.hotkeys.stop()
+        await self.controller.aclose()
+        if self.history is not None:
+            self.history.store.close()
+        if self.tray is not None:
+            self.tray.hide()
+        self.window.hide()
+
+    def quit(self) -> None:
+        self._quit.set()
+
+    def open_settings(self) -> None:
+        try:
+            devices = [d.name for d in list_input_devices(refresh=not self.controller.listening)]
+        except MicrophoneUnavailable as exc:
+            devices = []
+            self.window.show_problem(str(exc))
+        dialog = SettingsDialog(self.controller.settings, devices, self.window.shortcut_note, self.window)
+        dialog.accepted.connect(lambda: self.window.spawn(self.apply_settings(dialog.settings())))
+        dialog.open()
+
+    async def apply_settings(self, settings: Settings) -> None:
+        """Save and use new settings; shortcuts restart when they changed."""
+        if self.save_changes:
+            try:
+                save_settings(settings)
+            except OSError as exc:
+                self.window.show_problem(f"could not save the settings: {exc}")
+        shortcuts_changed = settings.listening != self.controller.settings.listening
+        await self.controller.apply_settings(settings)
+        if shortcuts_changed:
+            self.hotkeys.stop()
+            self.hotkeys = self._make_hotkeys()
+            self.window.shortcut_note = self.hotkeys.start() or ""
+
+    def handle_loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """An error nobody caught: logged in full, shown in plain words, the app keeps running."""
+        error = context.get("exception")
+        logger.error("unexpected error: %s", context.get("message"), exc_info=error)
+        self.controller.report(Problem(f"something went wrong: {error or context.get('message')}"))
+
+
+def run_desktop(options: DesktopOptions) -> int:
+    """Open the window and run until it is closed; the process exit status."""
+    if problem := display_problem():
+        print(problem, file=sys.stderr)
+        return 2
+    import qasync
+
+    settings, warnings = load_settings()
+    options.apply(settings)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Voxdesk")
+    app.setDesktopFileName("voxdesk")
+    app.setQuitOnLastWindowClosed(False)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    desktop = Desktop(settings, warnings, save_changes=True)
+    loop.set_exception_handler(desktop.handle_loop_exception)
+    sys.excepthook = lambda kind, value, trace: desktop.handle_loop_exception(
+        loop, {"message": "error in a window handler", "exception": value}
+    )
+    with loop:
+        loop.run_until_complete(desktop.run())
+    return 0

@@ -1,0 +1,23 @@
+"""The ``voxdesk`` program: the command line of :mod:`app.cli`, plus the window when no command is given."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from app import cli
+
+
+def _open_window(args: argparse.Namespace) -> int:
+    from ui.desktop import DesktopOptions, run_desktop  # Qt loads only when the window opens
+
+    return run_desktop(DesktopOptions(engine=args.engine, server=args.server, device=args.device))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``voxdesk`` script."""
+    return cli.main(argv, open_window=_open_window)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

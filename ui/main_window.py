@@ -1,0 +1,279 @@
+"""The main window: live transcript, utterances with latency, level meter, listen button,
+engine selector with status, and the problems users need to read."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import statistics
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.audio_capture import AudioLevel, CaptureState, CaptureStatus
+from app.controller import Controller
+from app.controller_events import (
+    ControllerEvent,
+    EngineState,
+    EngineStatus,
+    ListeningChanged,
+    Problem,
+    TranscriptChanged,
+    UtteranceFinal,
+)
+from app.resources import resource_path
+from ui.level_meter import LevelMeter
+from ui.settings_dialog import ENGINE_LABELS
+from ui.transcript_view import TranscriptView
+from ui.utterance_list import UtteranceList
+
+STATE_WORDS = {
+    EngineState.NONE: "not started",
+    EngineState.LOADING: "loading",
+    EngineState.READY: "ready",
+    EngineState.RECONNECTING: "reconnecting",
+    EngineState.FAILED: "failed",
+}
+
+
+class ControllerBridge(QObject):
+    """Controller events as a Qt signal (the controller runs on the Qt thread via qasync)."""
+
+    event = Signal(object)
+
+    def __init__(self, controller: Controller) -> None:
+        super().__init__()
+        self.unsubscribe = controller.subscribe(self.event.emit)
+
+
+class MainWindow(QMainWindow):
+    """Shows what the controller reports and forwards the user's commands to it."""
+
+    settings_requested = Signal()
+    quit_requested = Signal()
+
+    def __init__(self, controller: Controller, *, shortcut_note: str = "") -> None:
+        super().__init__()
+        self.controller = controller
+        self.shortcut_note = shortcut_note
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._final_latencies: list[float] = []
+        self.setWindowTitle("Voxdesk")
+        self.setWindowIcon(QIcon(str(resource_path("icons", "voxdesk.svg"))))
+        self.resize(900, 620)
+
+        self.listen_button = QPushButton("Listen")
+        self.listen_button.setCheckable(True)
+        self.listen_button.setAccessibleName("Listen")
+        self.listen_button.setToolTip("Start or stop listening (Ctrl+Space)")
+        self.listen_button.clicked.connect(self._listen_clicked)
+        self.meter = LevelMeter()
+        self.engine_selector = QComboBox()
+        self.engine_selector.setAccessibleName("Speech engine")
+        for kind, label in ENGINE_LABELS.items():
+            self.engine_selector.addItem(label, kind)
+        self.engine_selector.setCurrentIndex(self.engine_selector.findData(controller.settings.engine.kind))
+        self.engine_selector.activated.connect(self._engine_chosen)
+        self.engine_status = QLabel()
+        self.engine_status.setAccessibleName("Engine status")
+        self.engine_progress = QProgressBar()
+        self.engine_progress.setAccessibleName("Engine loading progress")
+        self.engine_progress.setRange(0, 100)
+        self.engine_progress.setMaximumWidth(120)
+        self.engine_progress.hide()
+        settings_button = QToolButton()
+        settings_button.setText("Settings…")
+        settings_button.setAccessibleName("Settings")
+        settings_button.clicked.connect(self.settings_requested.emit)
+
+        top = QHBoxLayout()
+        top.addWidget(self.listen_button)
+        top.addWidget(self.meter, 1)
+        top.addWidget(self.engine_selector)
+        top.addWidget(self.engine_progress)
+        top.addWidget(self.engine_status, 1)
+        top.addWidget(settings_button)
+
+        self.problem_banner = QLabel()
+        self.problem_banner.setAccessibleName("Problem")
+        self.problem_banner.setWordWrap(True)
+        self.problem_banner.setStyleSheet("QLabel { background: #fde2e1; color: #5c1a16; padding: 6px; }")
+        self.problem_banner.hide()
+
+        self.transcript_view = TranscriptView()
+        self.utterance_list = UtteranceList()
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.transcript_view)
+        splitter.addWidget(self.utterance_list)
+        splitter.setSizes([360, 180])
+        self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Panels")
+        self.tabs.addTab(splitter, "&Transcript")
+
+        self.latency_label = QLabel("Latency: speak to measure")
+        self.latency_label.setAccessibleName("Latency of the last utterance")
+        self.device_label = QLabel()
+        self.device_label.setAccessibleName("Microphone status")
+        self.statusBar().addWidget(self.latency_label, 1)
+        self.statusBar().addPermanentWidget(self.device_label)
+
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.addLayout(top)
+        layout.addWidget(self.problem_banner)
+        layout.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+        self._add_shortcuts()
+
+        self.bridge = ControllerBridge(controller)
+        self.bridge.event.connect(self.on_event)
+        self.on_event(controller.engine_status)
+
+    # -- user commands ---------------------------------------------------------------------
+
+    def _add_shortcuts(self) -> None:
+        entries: list[tuple[str, str, Callable[[], None]]] = [
+            ("Start or stop listening", "Ctrl+Space", self.controller.toggle_listening),
+            ("Copy transcript", "Ctrl+Shift+C", self.copy_transcript),
+            ("Clear transcript", "Ctrl+K", self.clear_transcript),
+            ("Settings", "Ctrl+,", self.settings_requested.emit),
+            ("Quit", "Ctrl+Q", self.quit_requested.emit),
+        ]
+        menu = self.menuBar().addMenu("&Voxdesk")
+        for text, keys, slot in entries:
+            action = QAction(text, self)
+            action.setShortcut(QKeySequence(keys))
+            action.triggered.connect(slot)
+            menu.addAction(action)
+
+    def _listen_clicked(self) -> None:
+        self.listen_button.setChecked(self.controller.listening)  # the controller's event sets the truth
+        self.controller.toggle_listening()
+
+    def _engine_chosen(self, index: int) -> None:
+        choice = copy.deepcopy(self.controller.settings.engine)
+        choice.kind = self.engine_selector.itemData(index)
+        if choice == self.controller.settings.engine and self.controller.engine_status.state == EngineState.READY:
+            return
+        self.spawn(self.controller.switch_engine(choice))
+
+    def copy_transcript(self) -> None:
+        QApplication.clipboard().setText(self.controller.transcript.text())
+        self.statusBar().showMessage("Transcript copied", 3000)
+
+    def clear_transcript(self) -> None:
+        self.controller.transcript.clear()
+        self.transcript_view.clear_transcript()
+        self.utterance_list.clear_utterances()
+
+    def add_panel(self, widget: QWidget, title: str) -> None:
+        """Add a tab next to the transcript (actions, history)."""
+        self.tabs.addTab(widget, title)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if self._is_hold_key(event) and not event.isAutoRepeat():
+            self.controller.hold_pressed()
+            return
+        super().keyPressEvent(event)
+
+    def keyReleaseEvent(self, event: QKeyEvent) -> None:
+        if self._is_hold_key(event) and not event.isAutoRepeat():
+            self.controller.hold_released()
+            return
+        super().keyReleaseEvent(event)
+
+    def _is_hold_key(self, event: QKeyEvent) -> bool:
+        hold = self.controller.settings.listening.hold_to_talk_key
+        return bool(hold) and QKeySequence(event.keyCombination()) == QKeySequence(hold)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        event.ignore()
+        self.quit_requested.emit()
+
+    # -- what the controller reports -------------------------------------------------------
+
+    def on_event(self, event: ControllerEvent) -> None:
+        if isinstance(event, AudioLevel):
+            self.meter.set_level(event.rms, event.peak)
+        elif isinstance(event, TranscriptChanged):
+            self.transcript_view.show_utterance(event.utterance)
+            self.utterance_list.show_utterance(event.utterance)
+        elif isinstance(event, UtteranceFinal):
+            self._show_latency(event)
+        elif isinstance(event, ListeningChanged):
+            self._show_listening(event)
+        elif isinstance(event, EngineStatus):
+            self._show_engine(event)
+        elif isinstance(event, CaptureStatus):
+            self._show_capture(event)
+        elif isinstance(event, Problem):
+            self.show_problem(event.message)
+
+    def show_problem(self, message: str) -> None:
+        """Show a problem in plain words; it stays until the next one or a good outcome."""
+        self.problem_banner.setText(message[:1].upper() + message[1:])
+        self.problem_banner.show()
+
+    def _show_listening(self, event: ListeningChanged) -> None:
+        self.listen_button.setChecked(event.listening)
+        self.listen_button.setText("Stop" if event.listening else "Listen")
+        self.listen_button.setAccessibleDescription("listening" if event.listening else "not listening")
+        if not event.listening:
+            self.meter.set_level(0.0, 0.0)
+        icon = "voxdesk-listening.svg" if event.listening else "voxdesk.svg"
+        self.setWindowIcon(QIcon(str(resource_path("icons", icon))))
+
+    def _show_engine(self, status: EngineStatus) -> None:
+        self.engine_selector.setCurrentIndex(self.engine_selector.findData(self.controller.settings.engine.kind))
+        words = STATE_WORDS[status.state]
+        detail = f": {status.detail}" if status.detail and status.detail != words else ""
+        self.engine_status.setText(f"{status.engine}: {words}{detail}")
+        self.engine_status.setToolTip(status.detail)
+        loading = status.state == EngineState.LOADING
+        self.engine_progress.setVisible(loading)
+        if loading and status.progress is not None:
+            self.engine_progress.setValue(round(status.progress * 100))
+        if status.state == EngineState.READY:
+            self.problem_banner.hide()
+
+    def _show_capture(self, status: CaptureStatus) -> None:
+        self.device_label.setText(status.message)
+        if status.state == CaptureState.OPEN:
+            self.problem_banner.hide()
+        else:
+            self.show_problem(status.message)
+
+    def _show_latency(self, event: UtteranceFinal) -> None:
+        utterance = event.utterance
+        if utterance.first_partial_latency is None or utterance.final_latency is None:
+            return
+        self._final_latencies.append(utterance.final_latency)
+        median = statistics.median(self._final_latencies)
+        self.latency_label.setText(
+            f"Latency: first text {utterance.first_partial_latency:.2f} s after you started, "
+            f"final {utterance.final_latency:.2f} s after you stopped "
+            f"(session median {median:.2f} s over {len(self._final_latencies)})"
+        )
+
+    def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run a coroutine on the loop, keeping a reference until it is done."""
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
