@@ -1,4 +1,4 @@
-"""Real typing under Xvfb: xdotool keystrokes arrive in a Qt text field in another process."""
+"""Real typing under Xvfb (the ``x_display`` rig): xdotool keystrokes arrive in a Qt text field in another process."""
 
 from __future__ import annotations
 
@@ -19,20 +19,8 @@ from app.actions.keyboard import XdotoolKeyboard, choose_keyboard
 from app.actions.services import Services
 from app.settings import ActionSettings
 from tests.app.actions.fakes import RecordingLauncher, RecordingOpener
-from tests.desktop_rig import RigUnavailable, XvfbDisplay
 
 pytestmark = pytest.mark.skipif(shutil.which("xdotool") is None, reason="xdotool is not installed")
-
-
-@pytest.fixture(scope="module")
-def display(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    xvfb = XvfbDisplay(tmp_path_factory.mktemp("xvfb"))
-    try:
-        yield xvfb.start()
-    except RigUnavailable as error:
-        pytest.skip(str(error))
-    finally:
-        xvfb.stop()
 
 
 class TextField:
@@ -70,10 +58,10 @@ class TextField:
 
 
 @pytest.fixture
-def field(display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TextField]:
-    monkeypatch.setenv("DISPLAY", display)
+def field(x_display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TextField]:
+    monkeypatch.setenv("DISPLAY", x_display)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-    opened = TextField(display, tmp_path / "field.txt")
+    opened = TextField(x_display, tmp_path / "field.txt")
     yield opened
     opened.close()
 
