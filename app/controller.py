@@ -202,6 +202,11 @@ class Controller:
         else:
             self.start_listening()
 
+    def request_stop(self) -> None:
+        """Stop listening without waiting (for callers that cannot await, such as a voice command)."""
+        if self.listening or self._listen_when_ready:
+            self._spawn(self.stop_listening())
+
     def hold_pressed(self) -> None:
         """Hold-to-talk key down: listen while it is held."""
         if not self.listening:

@@ -12,6 +12,7 @@ from typing import Any
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
+from app.actions import ActionCenter, Services
 from app.audio_capture import MicrophoneUnavailable, list_input_devices
 from app.controller import Controller
 from app.controller_events import ControllerEvent, ListeningChanged, Problem
@@ -20,6 +21,10 @@ from app.hotkeys import GlobalHotkeys
 from app.live_history import LiveHistory
 from app.resources import resource_path
 from app.settings import Settings, load_settings, save_settings
+from app.voice_actions import VoiceActions
+from ui.actions_panel import ActionsPanel
+from ui.desktop_services import QtClipboard, TrayNotifier
+from ui.history_panel import HistoryPanel
 from ui.main_window import MainWindow
 from ui.settings_dialog import SettingsDialog
 
@@ -60,7 +65,15 @@ def display_problem() -> str | None:
 class Desktop:
     """Everything the running app is made of, joined together."""
 
-    def __init__(self, settings: Settings, warnings: list[str], *, save_changes: bool = True) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        warnings: list[str],
+        *,
+        save_changes: bool = True,
+        action_services: Services | None = None,
+    ) -> None:
+        """``action_services`` replaces the desktop's real opener, launcher, keyboard... (tests)."""
         self.settings = settings
         self.save_changes = save_changes
         self.controller = Controller(settings)
@@ -68,20 +81,45 @@ class Desktop:
         self.window = MainWindow(self.controller)
         self.window.settings_requested.connect(self.open_settings)
         self.window.quit_requested.connect(self.quit)
-        self.history = self._open_history()
+        self.history, self.history_panel = self._open_history()
         self.tray = self._make_tray()
+        self.actions = self._make_actions(action_services or Services())
         self._quit = asyncio.Event()
         for warning in warnings:
             self.window.show_problem(warning)
 
-    def _open_history(self) -> LiveHistory | None:
+    def _open_history(self) -> tuple[LiveHistory | None, HistoryPanel | None]:
+        """The live session's writer and the history panel, each with its own connection."""
+        history = self.settings.history
+
+        def open_store() -> HistoryStore:
+            return HistoryStore.open(keep=history.keep, retention_days=history.retention_days)
+
         try:
-            history = self.settings.history
-            store = HistoryStore.open(keep=history.keep, retention_days=history.retention_days)
+            panel = HistoryPanel(open_store)
+            writer = LiveHistory(self.controller, open_store())
         except HistoryError as exc:
             self.window.show_problem(f"history is off for this run: {exc}")
-            return None
-        return LiveHistory(self.controller, store)
+            return None, None
+        self.window.add_panel(panel, "&History")
+        return writer, panel
+
+    def _make_actions(self, services: Services) -> VoiceActions:
+        services.clipboard = services.clipboard or QtClipboard()
+        services.notifier = services.notifier or TrayNotifier(self.tray)
+        services.stop_listening = services.stop_listening or self.controller.request_stop
+        center = ActionCenter(self.settings.actions, services)
+        center.add_mode_listener(self._remember_mode)
+        self.window.add_panel(ActionsPanel(center), "&Actions")
+        return VoiceActions(self.controller, center, self.history)
+
+    def _remember_mode(self, mode: str) -> None:
+        self.controller.settings.actions.mode = mode
+        if self.save_changes:
+            try:
+                save_settings(self.controller.settings)
+            except OSError as exc:
+                self.window.show_problem(f"could not save the settings: {exc}")
 
     def _make_hotkeys(self) -> GlobalHotkeys:
         listening = self.settings.listening
@@ -127,8 +165,11 @@ class Desktop:
         await self._quit.wait()
         self.hotkeys.stop()
         await self.controller.aclose()
+        await self.actions.aclose()
         if self.history is not None:
             self.history.store.close()
+        if self.history_panel is not None:
+            self.history_panel.close_store()
         if self.tray is not None:
             self.tray.hide()
         self.window.hide()
@@ -155,6 +196,7 @@ class Desktop:
                 self.window.show_problem(f"could not save the settings: {exc}")
         shortcuts_changed = settings.listening != self.controller.settings.listening
         await self.controller.apply_settings(settings)
+        self.actions.center.update_settings(settings.actions)
         if shortcuts_changed:
             self.hotkeys.stop()
             self.hotkeys = self._make_hotkeys()

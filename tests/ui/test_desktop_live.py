@@ -17,14 +17,17 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
+from app.actions import ActionStatus
 from app.audio_capture import CaptureState, CaptureStatus
 from app.controller_events import ControllerEvent, EngineState, TranscriptChanged, UtteranceFinal
 from app.settings import Settings
 from app.textnorm import normalize_text
+from tests.app.actions.fakes import RecordingLauncher, recording_services
 from tests.conftest import fixture_path
 from tests.desktop_rig import VirtualMic
 from tests.serve_process import REPO, start_serve
 from tests.speech_fixtures import Fixture
+from ui.actions_panel import ActionsPanel
 from ui.desktop import Desktop
 
 ENGINE_TIMEOUT_MS = 60_000
@@ -45,7 +48,7 @@ class Recorder:
 
 
 def start_desktop(qtbot: QtBot, settings: Settings) -> tuple[Desktop, Recorder, asyncio.Task[None]]:
-    desktop = Desktop(settings, [], save_changes=False)
+    desktop = Desktop(settings, [], save_changes=False, action_services=recording_services())
     qtbot.addWidget(desktop.window)
     recorder = Recorder()
     desktop.controller.subscribe(recorder)
@@ -106,6 +109,34 @@ def test_phrase_spoken_into_the_microphone_appears_in_the_window(
     listen(qtbot, desktop)
     play_and_wait_for_final(qtbot, virtual_mic, recorder, fixture_path(command))
     check_live_transcript(desktop, recorder, command)
+    # The live session is in the history panel while it is still going (its own connection).
+    panel = desktop.history_panel
+    assert panel is not None
+    qtbot.waitUntil(lambda: panel.session_list.count() == 1, timeout=5_000)
+    panel.session_list.setCurrentRow(0)
+    assert said(command.text) in said(panel.view.toPlainText())
+    stop_desktop(qtbot, desktop, run)
+
+
+def test_spoken_open_the_browser_becomes_the_action_in_the_panel(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, virtual_mic: VirtualMic, command: Fixture
+) -> None:
+    desktop, recorder, run = start_desktop(qtbot, Settings())
+    launcher = desktop.actions.center.services.launcher
+    assert isinstance(launcher, RecordingLauncher)
+    listen(qtbot, desktop)
+    play_and_wait_for_final(qtbot, virtual_mic, recorder, fixture_path(command))
+    qtbot.waitUntil(lambda: launcher.apps == ["browser"], timeout=10_000)
+    (record,) = desktop.actions.center.records
+    assert (record.command, record.status) == ("open_browser", ActionStatus.DONE)
+    tabs = desktop.window.tabs
+    (panel,) = [tabs.widget(i) for i in range(tabs.count()) if tabs.tabText(i) == "&Actions"]
+    assert isinstance(panel, ActionsPanel)
+    assert panel.table.rowCount() == 1 and panel.status_text(record.id) == str(ActionStatus.DONE)
+    history = desktop.history
+    assert history is not None
+    (row,) = history.store.utterances(history.store.sessions()[0].id)
+    assert row.action is not None and "browser" in row.action.lower()
     stop_desktop(qtbot, desktop, run)
 
 

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.controller_events import UtteranceFinal
 from app.settings import load_settings
+from tests.app.actions.fakes import recording_services
 from ui.desktop import Desktop
 
 
@@ -46,7 +47,7 @@ def main() -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     settings, _ = load_settings()
-    desktop = Desktop(settings, [], save_changes=False)
+    desktop = Desktop(settings, [], save_changes=False, action_services=recording_services())
     with loop:
         text = loop.run_until_complete(scenario(desktop, out, recordings))
     print(text)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.actions.keys import KeyCombo
-from app.actions.services import ProcessResult
+from app.actions.services import ProcessResult, Services
 
 
 class RecordingOpener:
@@ -83,3 +83,14 @@ class RecordingRunner:
     async def __call__(self, argv: Sequence[str], *, wait_s: float) -> ProcessResult:
         self.calls.append(list(argv))
         return ProcessResult(0)
+
+
+def recording_services() -> Services:
+    """Actions that record instead of opening, launching, typing or running anything."""
+    return Services(
+        notifier=RecordingNotifier(),
+        open_url=RecordingOpener(),
+        launcher=RecordingLauncher(),
+        keyboard=RecordingKeyboard(),
+        run_process=RecordingRunner(),
+    )
