@@ -117,6 +117,7 @@ class GlobalHotkeys:
         return keyboard.Listener(on_press=pressed, on_release=released)
 
     def stop(self) -> None:
+        # On X11 a stopped listener's thread ends at the next key event; it is a daemon thread.
         for listener in self._listeners:
             listener.stop()
         self._listeners.clear()

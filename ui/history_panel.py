@@ -263,7 +263,7 @@ class HistoryPanel(QWidget):
 
     @Slot()
     def _search_changed(self) -> None:
-        self.session_list.setCurrentItem(None)
+        self.session_list.setCurrentRow(-1)
         self.refresh()
 
     def _visible_hits(self) -> list[SearchHit]:

@@ -55,11 +55,11 @@ STATE_WORDS = {
 class ControllerBridge(QObject):
     """Controller events as a Qt signal (the controller runs on the Qt thread via qasync)."""
 
-    event = Signal(object)
+    happened = Signal(object)
 
     def __init__(self, controller: Controller) -> None:
         super().__init__()
-        self.unsubscribe = controller.subscribe(self.event.emit)
+        self.unsubscribe = controller.subscribe(self.happened.emit)
 
 
 class MainWindow(QMainWindow):
@@ -142,7 +142,7 @@ class MainWindow(QMainWindow):
         self._add_shortcuts()
 
         self.bridge = ControllerBridge(controller)
-        self.bridge.event.connect(self.on_event)
+        self.bridge.happened.connect(self.on_event)
         self.on_event(controller.engine_status)
 
     # -- user commands ---------------------------------------------------------------------

@@ -1,0 +1,62 @@
+"""System-wide shortcuts: real key presses from xdotool on an Xvfb display reach pynput."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import threading
+
+import pytest
+
+from app.hotkeys import GlobalHotkeys, to_pynput_combination, unavailable_reason
+
+
+def test_qt_key_sequences_become_pynput_combinations() -> None:
+    assert to_pynput_combination("Ctrl+Alt+Space") == "<ctrl>+<alt>+<space>"
+    assert to_pynput_combination("Meta+Shift+F9") == "<cmd>+<shift>+<f9>"
+    assert to_pynput_combination("Ctrl+K") == "<ctrl>+k"
+    with pytest.raises(ValueError):
+        to_pynput_combination("Ctrl++")
+
+
+def test_wayland_and_no_display_are_explained(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_SESSION_TYPE", "wayland")
+    assert "Wayland" in (unavailable_reason() or "")
+    monkeypatch.delenv("XDG_SESSION_TYPE")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    assert "X11 display" in (unavailable_reason() or "")
+
+
+def test_toggle_and_hold_keys_pressed_anywhere_reach_the_app(x_display: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DISPLAY", x_display)
+    monkeypatch.delenv("XDG_SESSION_TYPE", raising=False)
+    env = {**os.environ, "DISPLAY": x_display}
+
+    async def scenario() -> list[str]:
+        heard: list[str] = []
+        hotkeys = GlobalHotkeys(
+            "Ctrl+Alt+Space",
+            "F9",
+            on_toggle=lambda: heard.append("toggle"),
+            on_hold_press=lambda: heard.append("hold"),
+            on_hold_release=lambda: heard.append("release"),
+        )
+        assert hotkeys.start() is None
+        try:
+            for keys in (["key", "ctrl+alt+space"], ["keydown", "F9"], ["keydown", "F9"], ["keyup", "F9"]):
+                await asyncio.to_thread(subprocess.run, ["xdotool", *keys], env=env, check=True)
+                await asyncio.sleep(0.3)
+        finally:
+            hotkeys.stop()
+            before = threading.active_count()
+            await asyncio.to_thread(subprocess.run, ["xdotool", "key", "shift"], env=env, check=True)
+            for _ in range(50):  # a stopped listener's thread ends at the next key event
+                if threading.active_count() <= before - 2:
+                    break
+                await asyncio.sleep(0.05)
+            assert threading.active_count() <= before - 2
+        return heard
+
+    assert asyncio.run(scenario()) == ["toggle", "hold", "release"]  # a repeated press is one hold

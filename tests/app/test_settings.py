@@ -1,0 +1,50 @@
+"""Settings: a TOML file that round-trips and survives hand-editing mistakes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.settings import Settings, load_settings, save_settings, settings_path
+
+
+def test_defaults_when_there_is_no_file(tmp_path: Path) -> None:
+    settings, warnings = load_settings(tmp_path / "missing.toml")
+    assert settings == Settings() and warnings == []
+    assert settings.engine.kind == "builtin" and settings.listening.silence_ms == 600
+
+
+def test_round_trip_through_the_config_folder() -> None:
+    settings = Settings()
+    settings.audio.device = "USB Microphone"
+    settings.engine.kind, settings.engine.server_url, settings.engine.api_key = "remote", "wss://asr:8000", "k"
+    settings.listening.silence_ms, settings.history.keep, settings.actions.llm_timeout_s = 450, False, 2.5
+    path = save_settings(settings)
+    assert path == settings_path() and path.read_text().startswith("[audio]")
+    assert load_settings() == (settings, [])
+
+
+def test_mistakes_fall_back_per_value_and_are_reported(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_text(
+        '[engine]\nkind = "cloud"\nserver_url = "ws://h:1"\n'
+        '[listening]\nsilence_ms = "long"\n'
+        "[actions]\nllm_timeout_s = 3\n"
+        "[colour]\ntheme = 1\n"
+        "[audio]\nmicrophone = 1\n"
+    )
+    settings, warnings = load_settings(path)
+    assert settings.engine.kind == "builtin" and settings.engine.server_url == "ws://h:1"
+    assert settings.listening.silence_ms == 600 and settings.actions.llm_timeout_s == 3.0
+    assert warnings == [
+        "ignored engine.kind: 'cloud' is not one of builtin, vllm, remote",
+        "ignored listening.silence_ms: expected int, got str",
+        "ignored unknown setting [colour]",
+        "ignored unknown setting audio.microphone",
+    ]
+
+
+def test_a_broken_file_gives_defaults_and_one_warning(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_text("[engine\nkind = ")
+    settings, (warning,) = load_settings(path)
+    assert settings == Settings() and str(path) in warning and "default settings" in warning

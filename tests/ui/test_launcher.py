@@ -1,0 +1,26 @@
+"""``voxdesk`` with no command: the window, or one line where there is no display."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.serve_process import REPO
+
+
+def test_without_a_display_voxdesk_says_so_in_one_line() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    result = subprocess.run(
+        [sys.executable, "-m", "ui.launcher"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "no display" in line and "voxdesk transcribe" in line and "voxdesk serve" in line
+
+
+def test_commands_still_work_through_the_launcher() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "ui.launcher", "--version"], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0 and result.stdout.startswith("voxdesk ")
