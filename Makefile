@@ -1,7 +1,7 @@
 # The two commands of the README: `make run` and `make test`. Both install what they need.
 VENV ?= .venv
 VLLM_VENV ?= .venv-vllm
-ARGS ?= transcribe resources/samples/hello.flac
+ARGS ?=
 
 .PHONY: run test lint bench fixtures clean
 
@@ -30,6 +30,7 @@ bench:
 	$(VENV)/bin/python -m tests.speech_fixtures
 	$(VENV)/bin/python -m benchmarks
 	$(VENV)/bin/python -m benchmarks.realtime
+	$(VENV)/bin/python -m benchmarks.desktop
 	$(VLLM_VENV)/bin/python -m benchmarks.vllm_engine
 
 fixtures:

@@ -1,0 +1,256 @@
+"""Time Voxdesk itself adds in the desktop app: ``python -m benchmarks.desktop``.
+
+The real window (offscreen), the real capture path (a virtual PulseAudio microphone) and the
+built-in engine; the synthesized commands are played into the microphone one after another.
+
+- capture → feed: from the PortAudio callback handing a block over to that audio waiting in
+  the engine's input feed (loop hand-off, conversion, level, listening session);
+- capture → engine: the same, up to the engine reading it (adds the time the engine spends
+  before it reads again, e.g. during a final decode);
+- event → widget: from the engine yielding a text event to the transcript's viewport
+  painting the change (coalescing, controller, bridge signal, rendering);
+- cold start: a new ``voxdesk``-like process, from its start to the window shown, the engine
+  ready, and the first audio captured while listening.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from app.transcription import percentile
+from engine.events import EngineEvent, ProvisionalText, TextDelta
+from engine.session import ProgressCallback, StreamingEngine
+from tests import speech_fixtures
+from tests.desktop_rig import VirtualMic
+
+COLD_START_MARKS = ("window shown", "engine ready", "first audio captured")
+
+
+class TimedEngine:
+    """Wraps an engine and notes when it reads each chunk and yields each text event."""
+
+    def __init__(self, inner: StreamingEngine) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.detects_speech = inner.detects_speech
+        self.reads: list[tuple[int, float]] = []  # (stream samples read so far, when)
+        self.text_events: list[float] = []  # when each text event came out, not yet painted
+
+    async def load(self, progress: ProgressCallback | None = None) -> None:
+        await self.inner.load(progress)
+
+    def stream(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        return self._stream(audio)
+
+    async def _stream(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        async def timed_audio() -> AsyncIterator[np.ndarray]:
+            samples = 0
+            async for chunk in audio:
+                samples += len(chunk)
+                self.reads.append((samples, time.perf_counter()))
+                yield chunk
+
+        async for event in self.inner.stream(timed_audio()):
+            if isinstance(event, TextDelta | ProvisionalText) and event.text:
+                self.text_events.append(time.perf_counter())
+            yield event
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def summary(values: list[float]) -> dict[str, float | None]:
+    ms = [v * 1000 for v in values]
+    return {
+        "n": len(ms),
+        "median_ms": percentile(ms, 50),
+        "p99_ms": percentile(ms, 99),
+        "max_ms": max(ms, default=None),
+    }
+
+
+async def live_run(fixtures: list[speech_fixtures.Fixture], mic: VirtualMic) -> dict[str, Any]:
+    from PySide6.QtCore import QEvent, QObject
+
+    from app.audio_capture import AudioCapture
+    from app.controller_events import EngineState, UtteranceFinal
+    from app.engines import build_engine
+    from app.settings import Settings
+    from tests.app.actions.fakes import recording_services
+    from ui.desktop import Desktop
+
+    timed: list[TimedEngine] = []
+
+    def engine_factory(choice: Any) -> StreamingEngine:
+        timed.append(TimedEngine(build_engine(choice)))
+        return timed[-1]
+
+    captured: list[tuple[int, float]] = []  # (session samples captured so far, PortAudio hand-over)
+    painted: list[float] = []
+    queued: list[float] = []  # PortAudio hand-over → chunk in the engine's input feed
+
+    desktop = Desktop(Settings(), [], save_changes=False, action_services=recording_services())
+    desktop.controller._engine_factory = engine_factory
+
+    class CountingCapture(AudioCapture):
+        async def chunks(self) -> AsyncGenerator[tuple[np.ndarray, float], None]:
+            samples = 0
+            async for chunk, at in super().chunks():
+                samples += len(chunk)
+                captured.append((samples, at))
+                yield chunk, at
+                # The listening session asks for the next chunk once this one is in the engine's feed.
+                queued.append(time.perf_counter() - at)
+
+    desktop.controller._capture_factory = CountingCapture
+
+    class PaintWatcher(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint and timed and timed[-1].text_events:
+                now = time.perf_counter()
+                painted.extend(now - at for at in timed[-1].text_events)
+                timed[-1].text_events.clear()
+            return False
+
+    watcher = PaintWatcher()
+    desktop.window.transcript_view.viewport().installEventFilter(watcher)
+    finals: list[UtteranceFinal] = []
+    desktop.controller.subscribe(lambda e: finals.append(e) if isinstance(e, UtteranceFinal) else None)
+    run = asyncio.ensure_future(desktop.run())
+    while desktop.controller.engine_status.state != EngineState.READY:
+        await asyncio.sleep(0.05)
+    desktop.controller.start_listening()
+    await asyncio.sleep(1.0)
+    for fixture in fixtures:
+        before = len(finals)
+        player = mic.play(speech_fixtures.DEFAULT_DIR / fixture.path)
+        await asyncio.to_thread(player.wait)
+        while len(finals) == before:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+    await desktop.controller.stop_listening()
+    desktop.quit()
+    await run
+
+    capture_times = dict(captured)
+    to_engine = [at - capture_times[samples] for samples, at in timed[-1].reads if samples in capture_times]
+    return {
+        "capture_to_feed": summary(queued),
+        "capture_to_engine": summary(to_engine),
+        "event_to_widget": summary(painted),
+        "utterances": len(finals),
+        "final_latency_median_s": percentile(
+            [f.utterance.final_latency for f in finals if f.utterance.final_latency], 50
+        ),
+    }
+
+
+def cold_start() -> dict[str, float]:
+    """One new process: seconds from its start to each of COLD_START_MARKS."""
+    started = time.monotonic()
+    child = subprocess.run(
+        [sys.executable, "-m", "benchmarks.desktop", "--cold-start-child"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    )
+    marks = json.loads(child.stdout.strip().splitlines()[-1])
+    return {name: marks[name] - started for name in COLD_START_MARKS}
+
+
+def cold_start_child() -> None:
+    """The measured process: as ``voxdesk`` with listening switched on at once."""
+    from app.audio_capture import CaptureState, CaptureStatus
+    from app.controller_events import EngineState, EngineStatus
+    from app.settings import Settings
+    from tests.app.actions.fakes import recording_services
+
+    marks: dict[str, float] = {}
+
+    async def scenario() -> None:
+        from ui.desktop import Desktop
+
+        desktop = Desktop(Settings(), [], save_changes=False, action_services=recording_services())
+
+        def note(event: object) -> None:
+            if isinstance(event, EngineStatus) and event.state == EngineState.LOADING:
+                desktop.controller.start_listening()  # as if clicked at once: starts when the engine is ready
+            if isinstance(event, EngineStatus) and event.state == EngineState.READY:
+                marks.setdefault("engine ready", time.monotonic())
+            if isinstance(event, CaptureStatus) and event.state == CaptureState.OPEN:
+                marks.setdefault("first audio captured", time.monotonic())
+                desktop.quit()
+
+        desktop.controller.subscribe(note)
+        run = asyncio.ensure_future(desktop.run())
+        await asyncio.sleep(0)
+        marks["window shown"] = time.monotonic()
+        await run
+
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication(sys.argv[:1])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        loop.run_until_complete(scenario())
+    print(json.dumps(marks))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cold-start-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--cold-starts", type=int, default=3, help="cold starts to time (default: %(default)s)")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    home = Path(tempfile.mkdtemp(prefix="voxdesk-bench-"))
+    os.environ.setdefault("VOXDESK_CONFIG_DIR", str(home / "config"))
+    os.environ.setdefault("VOXDESK_DATA_DIR", str(home / "data"))
+    if args.cold_start_child:
+        cold_start_child()
+        return 0
+
+    mic = VirtualMic(home / "vmic")
+    mic.start()
+    os.environ.update(mic.environment)
+    try:
+        fixtures = [f for f in speech_fixtures.build() if f.kind == "command" and f.voice == "slt"]
+        import qasync
+        from PySide6.QtWidgets import QApplication
+
+        app = QApplication(sys.argv[:1])
+        loop = qasync.QEventLoop(app)
+        asyncio.set_event_loop(loop)
+        with loop:
+            live = loop.run_until_complete(live_run(fixtures, mic))
+        starts = [cold_start() for _ in range(args.cold_starts)]
+    finally:
+        mic.stop()
+    results = {
+        "live": live,
+        "cold_start_s": {name: percentile([s[name] for s in starts], 50) for name in COLD_START_MARKS},
+        "cold_starts": len(starts),
+    }
+    print(json.dumps(results, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
