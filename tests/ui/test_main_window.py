@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.audio_capture import AudioLevel, CaptureState, CaptureStatus
@@ -144,3 +145,24 @@ def test_controls_have_accessible_names(qtbot: QtBot) -> None:
         window.latency_label,
     ):
         assert widget.accessibleName(), widget
+
+
+def test_copy_puts_the_transcript_on_the_clipboard(qtbot: QtBot) -> None:
+    controller, window = make_window(qtbot)
+    for number, text in enumerate(["Open the browser.", "Search for cats."], start=1):
+        utterance = controller.transcript.open()
+        controller.transcript.finish(utterance.id, text, number, number + 1)
+    window.copy_transcript()
+    assert QApplication.clipboard().text() == "Open the browser.\nSearch for cats."
+    window.clear_transcript()
+    assert controller.transcript.text() == "" and window.utterance_list.topLevelItemCount() == 0
+
+
+def test_provisional_text_stays_greyed_in_a_dark_palette(qtbot: QtBot) -> None:
+    _, window = make_window(qtbot)
+    dark = QPalette()
+    dark.setColor(QPalette.ColorRole.Base, QColor("#1e1e1e"))
+    dark.setColor(QPalette.ColorRole.Text, QColor("#f0f0f0"))
+    window.transcript_view.setPalette(dark)
+    grey = window.transcript_view.provisional_colour()
+    assert 0x1E < grey.red() < 0xF0 and grey.red() == grey.green() == grey.blue()
