@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,10 +12,10 @@ import webvtt
 
 from app.cli import main
 from app.history.store import HistoryStore, default_path
+from tests.app.history_samples import record_two_sessions
+from tests.app.test_cli import voxdesk
 from tests.conftest import fixture_path
 from tests.speech_fixtures import Fixture
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -34,24 +31,7 @@ def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 def sessions(dirs: dict[str, str]) -> tuple[int, int]:
     """Two recorded sessions: a file about the weather and a live one with commands."""
     with HistoryStore.open() as store:
-        weather = store.start_session("file", "builtin", "whisper-tiny.en", "/recordings/weather.wav")
-        store.add_utterance(weather, "The weather today is sunny.", 0.5, 2.25)
-        store.add_utterance(weather, "Tomorrow it will rain.", 3.5, 5.0)
-        store.end_session(weather)
-        live = store.start_session("live", "builtin", "whisper-tiny.en", "USB microphone")
-        store.add_utterance(live, "Open the browser.", 1.0, 2.0)
-    return weather, live
-
-
-def voxdesk(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-        env={**os.environ, **env},
-    )
+        return record_two_sessions(store)
 
 
 def write_settings(dirs: dict[str, str], text: str) -> None:

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.history.store import HistoryError, HistoryStore
+from tests.app.history_samples import record_two_sessions
 from ui.history_panel import HistoryPanel
 
 
@@ -26,12 +27,7 @@ def path(tmp_path: Path) -> Path:
 def writer(path: Path) -> Iterator[HistoryStore]:
     """Another connection, as the live controller would have, with two sessions already recorded."""
     store = HistoryStore.open(path)
-    weather = store.start_session("file", "builtin", "whisper-tiny.en", "/recordings/weather.wav")
-    store.add_utterance(weather, "The weather today is sunny.", 0.5, 2.25)
-    store.add_utterance(weather, "Tomorrow it will rain.", 3.5, 5.0)
-    store.end_session(weather)
-    live = store.start_session("live", "builtin", "whisper-tiny.en", "USB microphone")
-    store.add_utterance(live, "Open the browser.", 1.0, 2.0)
+    record_two_sessions(store)
     yield store
     store.close()
 
