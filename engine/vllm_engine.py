@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
@@ -31,6 +32,15 @@ _INSTALL_HINT = (
     "vLLM is not installed. On an NVIDIA GPU machine: pip install 'voxdesk[gpu]'; "
     "on a CPU (tests, tiny models): scripts/setup-vllm.sh"
 )
+_BUNDLE_HINT = (
+    "local GPU mode needs vLLM, which the installed Voxdesk does not include: run Voxdesk from a Python "
+    "environment with vLLM (pip install 'voxdesk[gpu]'), or use remote mode with a vLLM server"
+)
+
+
+def _install_hint() -> str:
+    """What to do without vLLM: in an installed (PyInstaller) Voxdesk there is no pip to run."""
+    return _BUNDLE_HINT if getattr(sys, "frozen", False) else _INSTALL_HINT
 
 
 @dataclass(frozen=True)
@@ -91,7 +101,7 @@ class VllmEngine:
         try:
             self._api = await asyncio.to_thread(self._import_vllm)
         except ImportError as exc:
-            raise EngineUnavailable(f"{_INSTALL_HINT} ({exc})") from exc
+            raise EngineUnavailable(f"{_install_hint()} ({exc})") from exc
         report(f"starting vLLM with {self.settings.model}", 0.2)
         try:
             # Construction blocks for tens of seconds; a thread keeps the caller's loop (a window) alive.
@@ -126,6 +136,7 @@ class VllmEngine:
 
     @staticmethod
     def _import_vllm() -> dict[str, Any]:
+        importlib.import_module("vllm")  # no vLLM at all: ImportError, the install hint (not "no AsyncLLM")
         api = {
             "AsyncLLM": _first_attribute("AsyncLLM", ("vllm.v1.engine.async_llm", "vllm.engine.async_llm_engine")),
             "AsyncEngineArgs": _first_attribute("AsyncEngineArgs", ("vllm.engine.arg_utils",)),

@@ -89,7 +89,9 @@ class WhisperDecoder:
             from faster_whisper import WhisperModel
             from faster_whisper.tokenizer import Tokenizer
         except ImportError as exc:
-            raise EngineUnavailable("faster-whisper is not installed: pip install faster-whisper==1.2.1") from exc
+            raise EngineUnavailable(
+                f"faster-whisper cannot be imported ({exc}): pip install faster-whisper==1.2.1"
+            ) from exc
         self._ct2 = ctranslate2
         self._model = WhisperModel(
             str(path),
