@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,9 +15,9 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
 from app.actions import ActionCenter, Services
-from app.audio_capture import MicrophoneUnavailable, list_input_devices
+from app.audio_capture import CaptureState, CaptureStatus, MicrophoneUnavailable, list_input_devices
 from app.controller import Controller
-from app.controller_events import ControllerEvent, ListeningChanged, Problem
+from app.controller_events import ControllerEvent, EngineState, EngineStatus, ListeningChanged, Problem
 from app.history.store import HistoryError, HistoryStore
 from app.hotkeys import GlobalHotkeys
 from app.live_history import LiveHistory
@@ -209,6 +211,49 @@ class Desktop:
         self.controller.report(Problem(f"something went wrong: {error or context.get('message')}"))
 
 
+def _smoke_test(desktop: Desktop, mode: str) -> None:
+    """``VOXDESK_SMOKE_TEST=1`` (installer tests and timings; not for users): quit as Ctrl+Q does
+    once the engine is ready or has failed, after printing one line on stdout,
+    ``voxdesk smoke test: {...}``: ``time.monotonic()`` marks "window shown" and "engine ready"
+    (or "engine failed" and its "problem"). ``VOXDESK_SMOKE_TEST=listen`` also starts listening
+    at once and quits when the microphone delivers audio ("first audio captured") or fails."""
+    marks: dict[str, object] = {}
+
+    def finish() -> None:
+        print(f"voxdesk smoke test: {json.dumps(marks)}", flush=True)
+        desktop.quit()
+
+    def note(event: ControllerEvent) -> None:
+        if "done" in marks:
+            return
+        if isinstance(event, EngineStatus) and event.state == EngineState.LOADING and "window shown" not in marks:
+            marks["window shown"] = time.monotonic()  # run() shows the window, then loads the engine
+            marks["window visible"] = desktop.window.isVisible()
+            if mode == "listen":
+                desktop.controller.start_listening()  # starts when the engine is ready
+        elif isinstance(event, EngineStatus) and event.state in (EngineState.READY, EngineState.FAILED):
+            marks[f"engine {event.state.value}"] = time.monotonic()
+            marks["shortcut note"] = desktop.window.shortcut_note  # why system-wide keys are off, if they are
+            if event.state == EngineState.FAILED:
+                marks["problem"] = event.detail
+            if mode != "listen" or event.state == EngineState.FAILED:
+                marks["done"] = True
+                finish()
+        elif isinstance(event, CaptureStatus) and mode == "listen":
+            if event.state == CaptureState.LOST:
+                marks["problem"] = event.message
+            else:
+                marks["first audio captured"] = time.monotonic()
+            marks["done"] = True
+            finish()
+        elif isinstance(event, Problem) and mode == "listen" and "engine ready" in marks:
+            marks["problem"] = event.message
+            marks["done"] = True
+            finish()
+
+    desktop.controller.subscribe(note)
+
+
 def run_desktop(options: DesktopOptions) -> int:
     """Open the window and run until it is closed; the process exit status."""
     if problem := display_problem():
@@ -226,6 +271,8 @@ def run_desktop(options: DesktopOptions) -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     desktop = Desktop(settings, warnings, save_changes=True)
+    if smoke_test := os.environ.get("VOXDESK_SMOKE_TEST"):
+        _smoke_test(desktop, smoke_test)
     loop.set_exception_handler(desktop.handle_loop_exception)
     sys.excepthook = lambda kind, value, trace: desktop.handle_loop_exception(
         loop, {"message": "error in a window handler", "exception": value}
