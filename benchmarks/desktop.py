@@ -9,8 +9,8 @@ built-in engine; the synthesized commands are played into the microphone one aft
   before it reads again, e.g. during a final decode);
 - event → widget: from the engine yielding a text event to the transcript's viewport
   painting the change (coalescing, controller, bridge signal, rendering);
-- cold start: a new ``voxdesk``-like process, from its start to the window shown, the engine
-  ready, and the first audio captured while listening.
+- cold start: a new ``voxdesk`` process (``VOXDESK_SMOKE_TEST=listen``), from its start to the
+  window shown, the engine ready, and the first audio captured while listening.
 """
 
 from __future__ import annotations
@@ -158,62 +158,23 @@ async def live_run(fixtures: list[speech_fixtures.Fixture], mic: VirtualMic) -> 
 
 
 def cold_start() -> dict[str, float]:
-    """One new process: seconds from its start to each of COLD_START_MARKS."""
+    """One new ``voxdesk`` process, listening at once: seconds from its start to each mark."""
     started = time.monotonic()
     child = subprocess.run(
-        [sys.executable, "-m", "benchmarks.desktop", "--cold-start-child"],
+        [sys.executable, "-m", "ui.launcher"],
+        env={**os.environ, "VOXDESK_SMOKE_TEST": "listen"},
         capture_output=True,
         text=True,
         timeout=180,
         check=True,
     )
-    marks = json.loads(child.stdout.strip().splitlines()[-1])
+    line = next(line for line in child.stdout.splitlines() if line.startswith("voxdesk smoke test: "))
+    marks = json.loads(line.removeprefix("voxdesk smoke test: "))
     return {name: marks[name] - started for name in COLD_START_MARKS}
-
-
-def cold_start_child() -> None:
-    """The measured process: as ``voxdesk`` with listening switched on at once."""
-    from app.audio_capture import CaptureState, CaptureStatus
-    from app.controller_events import EngineState, EngineStatus
-    from app.settings import Settings
-    from tests.app.actions.fakes import recording_services
-
-    marks: dict[str, float] = {}
-
-    async def scenario() -> None:
-        from ui.desktop import Desktop
-
-        desktop = Desktop(Settings(), [], save_changes=False, action_services=recording_services())
-
-        def note(event: object) -> None:
-            if isinstance(event, EngineStatus) and event.state == EngineState.LOADING:
-                desktop.controller.start_listening()  # as if clicked at once: starts when the engine is ready
-            if isinstance(event, EngineStatus) and event.state == EngineState.READY:
-                marks.setdefault("engine ready", time.monotonic())
-            if isinstance(event, CaptureStatus) and event.state == CaptureState.OPEN:
-                marks.setdefault("first audio captured", time.monotonic())
-                desktop.quit()
-
-        desktop.controller.subscribe(note)
-        run = asyncio.ensure_future(desktop.run())
-        await asyncio.sleep(0)
-        marks["window shown"] = time.monotonic()
-        await run
-
-    import qasync
-    from PySide6.QtWidgets import QApplication
-
-    app = QApplication(sys.argv[:1])
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    with loop:
-        loop.run_until_complete(scenario())
-    print(json.dumps(marks))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--cold-start-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cold-starts", type=int, default=3, help="cold starts to time (default: %(default)s)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
@@ -221,9 +182,6 @@ def main() -> int:
     home = Path(tempfile.mkdtemp(prefix="voxdesk-bench-"))
     os.environ.setdefault("VOXDESK_CONFIG_DIR", str(home / "config"))
     os.environ.setdefault("VOXDESK_DATA_DIR", str(home / "data"))
-    if args.cold_start_child:
-        cold_start_child()
-        return 0
 
     mic = VirtualMic(home / "vmic")
     mic.start()
