@@ -3,7 +3,7 @@ VENV ?= .venv
 VLLM_VENV ?= .venv-vllm
 ARGS ?=
 
-.PHONY: run test lint bench fixtures clean
+.PHONY: run test lint bench fixtures installers clean
 
 run:
 	@scripts/setup.sh
@@ -16,8 +16,10 @@ test:
 	$(VENV)/bin/python -m ruff check .
 	$(VENV)/bin/python -m ruff format --check .
 	$(VENV)/bin/python -m mypy
-	REQUIRE_VMIC=1 $(VENV)/bin/python -m pytest -m "not vllm"
+	REQUIRE_VMIC=1 $(VENV)/bin/python -m pytest -m "not vllm" --ignore=tests/installers
 	REQUIRE_VLLM=1 $(VLLM_VENV)/bin/python -m pytest -m vllm
+	scripts/build-linux.sh
+	REQUIRE_VMIC=1 $(VENV)/bin/python -m pytest tests/installers
 
 lint:
 	@scripts/setup.sh --test
@@ -36,6 +38,11 @@ bench:
 fixtures:
 	@scripts/setup.sh --test
 	$(VENV)/bin/python -m tests.speech_fixtures
+
+# The Linux installers: build/installers/voxdesk_<version>_amd64.deb and the .tar.gz (cached).
+installers:
+	@scripts/setup.sh --test
+	scripts/build-linux.sh
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) build

@@ -7,15 +7,17 @@ cd "$(dirname "$0")/.."
 
 VENV=${VOXDESK_VENV:-.venv}
 PYTHON=${PYTHON:-python3}
-# PortAudio and libsndfile for audio; the X11 libraries Qt's xcb plugin loads.
+# PortAudio and libsndfile for audio; the X11 libraries Qt's xcb plugin loads (and the Wayland
+# ones its Wayland plugin loads).
 RUNTIME_PACKAGES=(libportaudio2 libsndfile1 libasound2-plugins
     libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 libxcb-randr0 libxcb-render-util0
     libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 libxkbcommon0 libxkbcommon-x11-0 libx11-xcb1
-    libegl1 libgl1 libfontconfig1 libdbus-1-3 libglib2.0-0 fonts-dejavu-core)
+    libegl1 libgl1 libfontconfig1 libdbus-1-3 libglib2.0-0 fonts-dejavu-core
+    libwayland-client0 libwayland-cursor0 libwayland-egl1)
 # Speech synthesizers for fixtures; a PulseAudio virtual microphone, Xvfb, screenshots and
-# xdotool for the desktop tests.
+# xdotool for the desktop tests; binutils (PyInstaller) and desktop-file-utils for the installers.
 TEST_PACKAGES=(espeak-ng festival festvox-us-slt-hts sox
-    pulseaudio pulseaudio-utils xvfb xauth x11-apps imagemagick xdotool)
+    pulseaudio pulseaudio-utils xvfb xauth x11-apps imagemagick xdotool binutils desktop-file-utils)
 EXTRAS=""
 packages=("${RUNTIME_PACKAGES[@]}")
 if [[ "${1:-}" == "--test" ]]; then
