@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -270,6 +272,10 @@ def run_desktop(options: DesktopOptions) -> int:
     app.setQuitOnLastWindowClosed(False)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    terminated = asyncio.Event()  # SIGTERM or Ctrl+C: quit as Ctrl+Q does (finish, close history)
+    for signal_number in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):  # Windows has no loop signal handlers
+            loop.add_signal_handler(signal_number, terminated.set)
     desktop = Desktop(settings, warnings, save_changes=True)
     if smoke_test := os.environ.get("VOXDESK_SMOKE_TEST"):
         _smoke_test(desktop, smoke_test)
@@ -277,6 +283,13 @@ def run_desktop(options: DesktopOptions) -> int:
     sys.excepthook = lambda kind, value, trace: desktop.handle_loop_exception(
         loop, {"message": "error in a window handler", "exception": value}
     )
+
+    async def run_until_quit() -> None:
+        quit_on_signal = asyncio.ensure_future(terminated.wait())
+        quit_on_signal.add_done_callback(lambda _: desktop.quit())
+        await desktop.run()
+        quit_on_signal.cancel()
+
     with loop:
-        loop.run_until_complete(desktop.run())
+        loop.run_until_complete(run_until_quit())
     return 0
