@@ -51,7 +51,7 @@ class _Stream:
 
 
 class ListeningSession:
-    """Runs until :meth:`finish`; reports through ``emit``. Never raises to its caller."""
+    """Runs until its :meth:`run` task is cancelled; reports through ``emit``. Never raises to its caller."""
 
     def __init__(
         self,
@@ -78,7 +78,7 @@ class ListeningSession:
         self._gate = None if engine.detects_speech else _SpeechGate(silence_seconds)
 
     async def run(self) -> None:
-        """Capture and transcribe until cancelled (by :meth:`finish`) or the microphone fails."""
+        """Capture and transcribe until cancelled (listening stops) or no microphone can be opened."""
         try:
             async with contextlib.aclosing(self._capture.chunks()) as chunks:
                 async for chunk, captured_at in chunks:
