@@ -248,7 +248,10 @@ class AudioCapture:
         opened = False
         while True:
             try:
-                item = await asyncio.wait_for(queue.get(), STALL_SECONDS)
+                # Not wait_for: on 3.11 it can swallow a cancellation that races a block arriving
+                # (every 20 ms here), and listening would never stop.
+                async with asyncio.timeout(STALL_SECONDS):
+                    item = await queue.get()
             except TimeoutError:
                 return
             if item is None or not stream.active:

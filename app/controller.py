@@ -191,8 +191,11 @@ class Controller:
             return
         self._session = self._session_task = None
         self._emit(ListeningChanged(False))
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        while not task.done():  # cancelled again should a library swallow one cancellation
+            task.cancel()
+            await asyncio.wait({task}, timeout=1.0)
+        if not task.cancelled() and (error := task.exception()) is not None:
+            logger.error("listening failed", exc_info=error)
         await session.wait_for_finals()
 
     def toggle_listening(self) -> None:

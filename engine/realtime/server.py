@@ -197,7 +197,9 @@ class RealtimeServer:
             await connection.flush()
             while True:
                 try:
-                    frame = await asyncio.wait_for(socket.recv(), self.config.idle_timeout)
+                    # Not wait_for: on 3.11 it can swallow a cancellation (shutdown) that races a frame.
+                    async with asyncio.timeout(self.config.idle_timeout):
+                        frame = await socket.recv()
                 except TimeoutError:
                     if connection.protocol.generation is Generation.FINALIZING:
                         continue  # the client is waiting for us, not idle
