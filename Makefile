@@ -10,16 +10,7 @@ run:
 	$(VENV)/bin/voxdesk $(ARGS)
 
 test:
-	@scripts/setup.sh --test
-	@scripts/setup-vllm.sh
-	$(VENV)/bin/python -m tests.speech_fixtures
-	$(VENV)/bin/python -m ruff check .
-	$(VENV)/bin/python -m ruff format --check .
-	$(VENV)/bin/python -m mypy
-	REQUIRE_VMIC=1 $(VENV)/bin/python -m pytest -m "not vllm" --ignore=tests/installers
-	REQUIRE_VLLM=1 $(VLLM_VENV)/bin/python -m pytest -m vllm
-	scripts/build-linux.sh
-	REQUIRE_VMIC=1 $(VENV)/bin/python -m pytest tests/installers
+	@scripts/run-tests.sh
 
 lint:
 	@scripts/setup.sh --test

@@ -54,15 +54,17 @@ class XdotoolKeyboard:
 
     name = "xdotool"
 
-    def __init__(self, delay_ms: int = 12, runner: ProcessRunner = run_process, remap_delay_ms: int = 60) -> None:
+    def __init__(self, delay_ms: int = 12, runner: ProcessRunner = run_process, remap_delay_ms: int = 200) -> None:
         self.delay_ms = delay_ms
         self.remap_delay_ms = remap_delay_ms
         self._runner = runner
 
     async def type_text(self, text: str) -> None:
-        # A character missing from the keymap ("ü" on a US layout) makes xdotool rebind a spare
-        # keycode for it; at 12 ms the application sometimes reads the key before it has seen
-        # the new mapping and drops the character. Such runs go slower (measured under Xvfb).
+        # A character missing from the keymap ("ü" on a US layout) makes xdotool bind a spare
+        # keycode to it, press it, and unbind it half a delay later. The application looks the
+        # keycode up when it handles the mapping change; if that comes after the unbind, the
+        # character is lost. At 60 ms a fresh machine under load lost "ö" and "é" (Xvfb, Qt), so
+        # such runs get a delay that leaves the application a tenth of a second per character.
         for run in re.findall(r"[\x00-\x7f]+|[^\x00-\x7f]+", text):
             delay = str(self.delay_ms if run.isascii() else max(self.delay_ms, self.remap_delay_ms))
             await _run(self._runner, ["xdotool", "type", "--clearmodifiers", "--delay", delay, "--", run])

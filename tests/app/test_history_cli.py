@@ -15,6 +15,7 @@ from app.history.store import HistoryStore, default_path
 from tests.app.history_samples import record_two_sessions
 from tests.app.test_cli import voxdesk
 from tests.conftest import fixture_path
+from tests.recognition import assert_recognized
 from tests.speech_fixtures import Fixture
 
 
@@ -188,30 +189,32 @@ def test_transcribe_writes_subtitles_and_records_a_file_session(
     output = tmp_path / "out.srt"
     result = voxdesk("transcribe", "--fast", str(fixture_path(fixture)), "--output", str(output), env=dirs)
     assert result.returncode == 0, result.stderr
-    cues = list(srt.parse(output.read_text()))
-    assert [c.content for c in cues] == ["Search for weather in Paris."]
+    [cue] = list(srt.parse(output.read_text()))
+    assert_recognized(fixture, cue.content)
     (start, end) = fixture.speech[0]
-    assert abs(cues[0].start.total_seconds() - start) < 0.3 and abs(cues[0].end.total_seconds() - end) < 0.3
+    assert abs(cue.start.total_seconds() - start) < 0.3 and abs(cue.end.total_seconds() - end) < 0.3
 
     with HistoryStore.open() as store:
         [session] = store.sessions()
         assert (session.kind, session.engine, session.source) == ("file", "builtin", str(fixture_path(fixture)))
         assert session.ended_at is not None
         [utterance] = store.utterances(session.id)
-        assert utterance.text == "Search for weather in Paris."
+        assert utterance.text == cue.content
         assert utterance.first_partial_latency_s is not None and utterance.final_latency_s is not None
 
-    listed = voxdesk("history", "search", "paris", env=dirs)
-    assert listed.returncode == 0 and "Search for weather in Paris." in listed.stdout
+    word = max(cue.content.split(), key=len).strip(".,?!")  # a word the model heard, whichever it was
+    listed = voxdesk("history", "search", word, env=dirs)
+    assert listed.returncode == 0 and cue.content in listed.stdout
 
 
 def test_transcribe_no_history_and_keep_false_record_nothing(
     dirs: dict[str, str], speech: dict[str, Fixture], tmp_path: Path
 ) -> None:
-    audio = str(fixture_path(speech["command07-slt"]))
+    fixture = speech["command09-slt"]
+    audio = str(fixture_path(fixture))
     result = voxdesk("transcribe", "--fast", "--no-history", audio, "-o", str(tmp_path / "a.json"), env=dirs)
     assert result.returncode == 0, result.stderr
-    assert json.loads((tmp_path / "a.json").read_text())["utterances"][0]["text"] == "Stop."
+    assert_recognized(fixture, json.loads((tmp_path / "a.json").read_text())["utterances"][0]["text"])
     assert not default_path().exists()
 
     write_settings(dirs, "[history]\nkeep = false\n")

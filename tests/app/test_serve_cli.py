@@ -13,9 +13,10 @@ import numpy as np
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from app.textnorm import normalize_text
 from engine.realtime.client import encode_audio
+from tests.recognition import SAMPLE, assert_heard_in, assert_recognized
 from tests.serve_process import REPO, start_serve
+from tests.speech_fixtures import Fixture
 
 
 def test_serve_refuses_a_public_address_without_an_api_key() -> None:
@@ -32,7 +33,9 @@ def test_serve_refuses_a_public_address_without_an_api_key() -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_sigterm_finishes_the_open_utterance_then_closes(fixture_audio: dict[str, np.ndarray]) -> None:
+def test_sigterm_finishes_the_open_utterance_then_closes(
+    speech: dict[str, Fixture], fixture_audio: dict[str, np.ndarray]
+) -> None:
     process, port = start_serve("--shutdown-grace", "20")
     audio = fixture_audio["command09-slt"]
 
@@ -61,7 +64,7 @@ def test_sigterm_finishes_the_open_utterance_then_closes(fixture_audio: dict[str
         assert process.wait(timeout=30) == 0
     finally:
         process.kill()
-    assert normalize_text(str(done.get("text", ""))) == "set a timer for five minutes"
+    assert_recognized(speech["command09-slt"], str(done.get("text", "")))
     assert close_code == 1001
 
 
@@ -83,17 +86,17 @@ def test_serve_answers_health_models_and_metrics_over_http() -> None:
 
 def test_transcribe_through_serve_with_an_api_key() -> None:
     process, port = start_serve("--api-key", "sesame")
-    sample = REPO / "resources" / "samples" / "hello.flac"
+    sample = SAMPLE.path
     try:
         base = [sys.executable, "-m", "app.cli", "transcribe", "--fast", "--server", f"ws://127.0.0.1:{port}"]
-        refused = subprocess.run([*base, str(sample)], cwd=REPO, capture_output=True, text=True, timeout=60)
+        refused = subprocess.run([*base, sample], cwd=REPO, capture_output=True, text=True, timeout=60)
         assert refused.returncode == 1 and "refused the API key" in refused.stderr
         allowed = subprocess.run(
-            [*base, "--api-key", "sesame", str(sample)], cwd=REPO, capture_output=True, text=True, timeout=120
+            [*base, "--api-key", "sesame", sample], cwd=REPO, capture_output=True, text=True, timeout=120
         )
         assert allowed.returncode == 0, allowed.stderr
         transcript = allowed.stdout.split("Transcript:")[1].splitlines()[1]
-        assert "open the browser and search for the weather in paris" in normalize_text(transcript)
+        assert_heard_in(SAMPLE, transcript)
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0

@@ -25,6 +25,7 @@ from app.textnorm import normalize_text
 from tests.app.actions.fakes import RecordingLauncher, recording_services
 from tests.conftest import fixture_path
 from tests.desktop_rig import VirtualMic
+from tests.recognition import PHRASE_ERRORS, assert_heard_in, errors_within, words
 from tests.serve_process import REPO, start_serve
 from tests.speech_fixtures import Fixture
 from ui.actions_panel import ActionsPanel
@@ -88,8 +89,7 @@ def command(speech: dict[str, Fixture]) -> Fixture:
 
 def check_live_transcript(desktop: Desktop, recorder: Recorder, command: Fixture) -> None:
     """The words are in the window, text showed before the final, and latency was measured."""
-    shown = said(desktop.window.transcript_view.committed_text())
-    assert said(command.text) in shown, shown
+    assert_heard_in(command, desktop.window.transcript_view.committed_text())
     (final_at, final), *_ = recorder.of(UtteranceFinal)
     assert isinstance(final, UtteranceFinal)
     changes = recorder.of(TranscriptChanged)
@@ -114,7 +114,7 @@ def test_phrase_spoken_into_the_microphone_appears_in_the_window(
     assert panel is not None
     qtbot.waitUntil(lambda: panel.session_list.count() == 1, timeout=5_000)
     panel.session_list.setCurrentRow(0)
-    assert said(command.text) in said(panel.view.toPlainText())
+    assert_heard_in(command, panel.view.toPlainText())
     stop_desktop(qtbot, desktop, run)
 
 
@@ -176,7 +176,7 @@ def test_microphone_vanishing_mid_utterance_keeps_the_text_and_recovers(
         # What was heard before the loss is finished and kept, and the window still works.
         qtbot.waitUntil(lambda: bool(recorder.of(UtteranceFinal)), timeout=SPEECH_TIMEOUT_MS)
         kept = said(desktop.window.transcript_view.committed_text()).split()
-        assert len(kept) >= 4 and " ".join(kept[:3]) in said(passage.text)
+        assert len(kept) >= 4 and errors_within(kept[:4], words(passage.text)) <= PHRASE_ERRORS, kept
         assert desktop.controller.listening
         qtbot.mouseClick(desktop.window.tabs.tabBar(), Qt.MouseButton.LeftButton)
     finally:
@@ -189,7 +189,7 @@ def test_microphone_vanishing_mid_utterance_keeps_the_text_and_recovers(
     finals_before = len(recorder.of(UtteranceFinal))
     play_and_wait_for_final(qtbot, virtual_mic, recorder, fixture_path(speech["command01-slt"]))
     assert len(recorder.of(UtteranceFinal)) > finals_before
-    assert said("weather in paris") in said(desktop.window.transcript_view.committed_text())
+    assert_heard_in(speech["command01-slt"], desktop.window.transcript_view.committed_text())
     assert " ".join(kept) in said(desktop.window.transcript_view.committed_text())  # nothing lost
     stop_desktop(qtbot, desktop, run)
 
@@ -210,8 +210,9 @@ def test_screenshot_of_the_real_window_under_xvfb(
         timeout=180,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    transcript = said(result.stdout.strip().splitlines()[-1])
-    assert said("open the browser") in transcript and said("weather in paris") in transcript
+    transcript = result.stdout.strip().splitlines()[-1]
+    assert_heard_in(speech["command00-slt"], transcript)
+    assert_heard_in(speech["command01-slt"], transcript)
     for picture in (out, out.with_suffix(".window.png")):
         image = QImage(str(picture))
         assert image.width() >= 800 and image.height() >= 500

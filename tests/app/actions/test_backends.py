@@ -61,7 +61,7 @@ def test_xdotool_arguments() -> None:
     asyncio.run(keyboard.backspace(3))
     assert runner.calls == [
         ["xdotool", "type", "--clearmodifiers", "--delay", "12", "--", "na"],
-        ["xdotool", "type", "--clearmodifiers", "--delay", "60", "--", "ï"],
+        ["xdotool", "type", "--clearmodifiers", "--delay", "200", "--", "ï"],
         ["xdotool", "type", "--clearmodifiers", "--delay", "12", "--", "ve -x"],
         ["xdotool", "key", "--clearmodifiers", "--", "ctrl+shift+t"],
         ["xdotool", "key", "--clearmodifiers", "--delay", "5", "--repeat", "3", "BackSpace"],
