@@ -23,14 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from app.textnorm import normalize_text
 from engine.whisper_decoder import MODEL_SHA256, verify_model
 from tests.desktop_rig import VirtualMic
+from tests.recognition import SAMPLE, assert_heard_in
 
 REPO = Path(__file__).resolve().parents[2]
 VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
 OUT = REPO / "build" / "installers"
-HELLO_WORDS = "open the browser and search for the weather in paris"  # resources/samples/hello.flac
 
 pytestmark = [
     pytest.mark.skipif(
@@ -285,7 +284,7 @@ def test_transcribe_offline_with_the_built_in_engine(installed: Installed, tmp_p
     seconds = time.monotonic() - started
     assert result.returncode == 0, result.stdout + result.stderr
     transcript = result.stdout.split("Transcript:")[1].splitlines()[1]
-    assert HELLO_WORDS in normalize_text(transcript)
+    assert_heard_in(SAMPLE, transcript)
     _measure(transcribe_hello_seconds=round(seconds, 2), sandbox=sandbox_works())
 
 
