@@ -15,6 +15,8 @@ test:
 lint:
 	@scripts/setup.sh --test
 	$(VENV)/bin/python -m ruff check .
+	$(VENV)/bin/python -m ruff format --check .
+	scripts/link-namespace.sh
 	$(VENV)/bin/python -m mypy
 
 bench:

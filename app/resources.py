@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import os
-import sys
+from importlib.resources import files
 from pathlib import Path
 
 __all__ = ["resource_path"]
 
 
 def resource_path(*parts: str) -> Path:
-    """A file under ``resources/``: next to the packages in a checkout, inside a PyInstaller
-    bundle when frozen, or wherever ``VOXDESK_RESOURCES`` points."""
+    """A file of the ``voxdesk.resources`` package (in a checkout, a wheel or the installers'
+    bundle), or under the folder ``VOXDESK_RESOURCES`` points to."""
     if override := os.environ.get("VOXDESK_RESOURCES"):
-        root = Path(override)
-    elif bundle := getattr(sys, "_MEIPASS", None):
-        root = Path(bundle) / "resources"
-    else:
-        root = Path(__file__).resolve().parent.parent / "resources"
-    return root.joinpath(*parts)
+        return Path(override).joinpath(*parts)
+    return Path(str(files("voxdesk.resources"))).joinpath(*parts)

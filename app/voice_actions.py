@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from app.actions import ActionCenter, ActionRecord
-from app.controller import Controller
-from app.controller_events import ControllerEvent, Problem, UtteranceFinal
-from app.live_history import LiveHistory
-from app.transcript import Utterance
+from voxdesk.app.actions import ActionCenter, ActionRecord
+from voxdesk.app.history.live import LiveHistory
+from voxdesk.app.listening.controller import Controller
+from voxdesk.app.listening.events import ControllerEvent, Problem, UtteranceFinal
+from voxdesk.app.listening.transcript import Utterance
 
 __all__ = ["VoiceActions"]
 

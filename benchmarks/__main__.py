@@ -26,15 +26,15 @@ from pathlib import Path
 
 import jiwer
 
-from app.audio_file import read_audio
-from app.pacing import paced_chunks
-from app.textnorm import normalize_text
-from app.transcription import percentile
-from engine.builtin import BuiltinEngine
-from engine.clock import DeliveryClock
-from engine.events import EngineEvent, ProvisionalText, TextDelta, UtteranceDone
 from tests import speech_fixtures
 from tests.speech_fixtures import Fixture
+from voxdesk.app.files.pacing import paced_chunks
+from voxdesk.app.files.reading import read_audio
+from voxdesk.app.files.transcription import percentile
+from voxdesk.app.textnorm import normalize_text
+from voxdesk.engine.builtin import BuiltinEngine
+from voxdesk.engine.clock import DeliveryClock
+from voxdesk.engine.events import EngineEvent, ProvisionalText, TextDelta, UtteranceDone
 
 
 @dataclass

@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from app.transcription import percentile
-from engine.events import EngineEvent, ProvisionalText, TextDelta
-from engine.session import ProgressCallback, StreamingEngine
 from tests import speech_fixtures
 from tests.desktop_rig import VirtualMic
+from voxdesk.app.files.transcription import percentile
+from voxdesk.engine.events import EngineEvent, ProvisionalText, TextDelta
+from voxdesk.engine.session import ProgressCallback, StreamingEngine
 
 COLD_START_MARKS = ("window shown", "engine ready", "first audio captured")
 
@@ -84,12 +84,12 @@ def summary(values: list[float]) -> dict[str, float | None]:
 async def live_run(fixtures: list[speech_fixtures.Fixture], mic: VirtualMic) -> dict[str, Any]:
     from PySide6.QtCore import QEvent, QObject
 
-    from app.audio_capture import AudioCapture
-    from app.controller_events import EngineState, UtteranceFinal
-    from app.engines import build_engine
-    from app.settings import Settings
     from tests.app.actions.fakes import recording_services
-    from ui.desktop import Desktop
+    from voxdesk.app.listening.capture import AudioCapture
+    from voxdesk.app.listening.engine_choice import build_engine
+    from voxdesk.app.listening.events import EngineState, UtteranceFinal
+    from voxdesk.app.settings import Settings
+    from voxdesk.ui.desktop import Desktop
 
     timed: list[TimedEngine] = []
 
@@ -161,7 +161,7 @@ def cold_start() -> dict[str, float]:
     """One new ``voxdesk`` process, listening at once: seconds from its start to each mark."""
     started = time.monotonic()
     child = subprocess.run(
-        [sys.executable, "-m", "ui.launcher"],
+        [sys.executable, "-m", "voxdesk.ui.launcher"],
         env={**os.environ, "VOXDESK_SMOKE_TEST": "listen"},
         capture_output=True,
         text=True,

@@ -32,15 +32,15 @@ import numpy as np
 import psutil
 from websockets.asyncio.client import connect
 
-from app.audio_file import read_audio
-from app.transcription import percentile
-from engine.clock import DeliveryClock
-from engine.events import TextDelta
-from engine.realtime.client import encode_audio
-from engine.realtime.server import ServerConfig, running_server
-from engine.session import SAMPLE_RATE
 from tests import speech_fixtures
 from tests.fakes import TICK_SAMPLES, FakeTickEngine
+from voxdesk.app.files.reading import read_audio
+from voxdesk.app.files.transcription import percentile
+from voxdesk.engine.clock import DeliveryClock
+from voxdesk.engine.events import TextDelta
+from voxdesk.engine.realtime.client import encode_audio
+from voxdesk.engine.realtime.server import ServerConfig, running_server
+from voxdesk.engine.session import SAMPLE_RATE
 
 CHUNK = 1600  # 100 ms per append, as vLLM's tests send
 REPO = Path(__file__).resolve().parent.parent
@@ -50,7 +50,7 @@ REPO = Path(__file__).resolve().parent.parent
 def serve(engine: str) -> Iterator[tuple[int, psutil.Process]]:
     """A server process: ``voxdesk serve`` for the built-in engine, or the fake-engine server."""
     command = (
-        ["-m", "app.cli", "serve", "--port", "0", "--max-sessions", "1000", "--idle-timeout", "120"]
+        ["-m", "voxdesk.cli.main", "serve", "--port", "0", "--max-sessions", "1000", "--idle-timeout", "120"]
         if engine == "builtin"
         else ["-m", "benchmarks.realtime", "--serve-fake"]
     )

@@ -29,9 +29,6 @@ from typing import Any
 import numpy as np
 from websockets.asyncio.client import connect
 
-from app.transcription import percentile
-from engine.events import TextDelta, UtteranceDone
-from engine.vllm_engine import VllmEngine, VllmSettings
 from tests.vllm_support import (
     ENGINE_OPTIONS,
     SERVED_NAME,
@@ -42,6 +39,9 @@ from tests.vllm_support import (
     start_vllm_server,
     stop,
 )
+from voxdesk.app.files.transcription import percentile
+from voxdesk.engine.events import TextDelta, UtteranceDone
+from voxdesk.engine.vllm_engine import VllmEngine, VllmSettings
 
 CHUNK = 1600
 LEFT_PAD, FIRST_OUTPUT, SLOT = 40960, 49960, 1280  # Voxtral's streaming buffer (tiny-realtime-model.md)

@@ -1,16 +1,16 @@
 """Voxdesk speech engines and the streaming-session interface they share.
 
 Importing this package loads no model and needs neither vllm nor torch; see
-:mod:`engine.session` for the contract every engine follows.
+:mod:`voxdesk.engine.session` for the contract every engine follows.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from engine.errors import AudioBufferFull, AudioFormatError, EngineUnavailable, VoxdeskError
-from engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone, UtteranceStats
-from engine.session import SAMPLE_RATE, AudioFeed, StreamingEngine, check_chunk
+from voxdesk.engine.errors import AudioBufferFull, AudioFormatError, EngineUnavailable, VoxdeskError
+from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone, UtteranceStats
+from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, StreamingEngine, check_chunk
 
 __all__ = [
     "ENGINE_NAMES",
@@ -42,11 +42,11 @@ def create_engine(name: str = "builtin", **options: Any) -> StreamingEngine:
         ValueError: an unknown name.
     """
     if name == "builtin":
-        from engine.builtin import BuiltinEngine
+        from voxdesk.engine.builtin import BuiltinEngine
 
         return BuiltinEngine()
     if name == "vllm":
-        from engine.vllm_engine import VllmEngine, VllmSettings
+        from voxdesk.engine.vllm_engine import VllmEngine, VllmSettings
 
         return VllmEngine(VllmSettings(**options))
     raise ValueError(f"unknown engine {name!r}; choose one of: {', '.join(ENGINE_NAMES)}")

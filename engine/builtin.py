@@ -2,7 +2,7 @@
 
 While speech goes on, the utterance's audio is re-decoded greedily about every
 ``partial_interval`` seconds; words two partials agree on are committed
-(:mod:`engine.agreement`), the rest is provisional. When the VAD hears ``silence_seconds`` of
+(:mod:`voxdesk.engine.agreement`), the rest is provisional. When the VAD hears ``silence_seconds`` of
 silence the utterance gets a beam-search final decode that continues the committed words;
 that decode starts speculatively after ``early_final_silence`` and is used when the pause
 turns out to be the end of speech, which takes its cost off the final latency.
@@ -21,12 +21,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from engine.agreement import StablePrefix, join_words
-from engine.errors import AudioFormatError
-from engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone, UtteranceStats
-from engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
-from engine.vad import Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
-from engine.whisper_decoder import DecoderSettings, WhisperDecoder
+from voxdesk.engine.agreement import StablePrefix, join_words
+from voxdesk.engine.errors import AudioFormatError
+from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone, UtteranceStats
+from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
+from voxdesk.engine.vad import Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
+from voxdesk.engine.whisper_decoder import DecoderSettings, WhisperDecoder
 
 __all__ = ["BuiltinEngine", "BuiltinSettings"]
 
@@ -52,7 +52,7 @@ class BuiltinSettings:
 
 
 class BuiltinEngine:
-    """Streaming speech recognition on the CPU, offline. See :mod:`engine.session`."""
+    """Streaming speech recognition on the CPU, offline. See :mod:`voxdesk.engine.session`."""
 
     name = "builtin"
     detects_speech = True
@@ -73,7 +73,7 @@ class BuiltinEngine:
             progress("ready", 1.0)
 
     def stream(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
-        """Open one session over ``audio``; see :mod:`engine.session`."""
+        """Open one session over ``audio``; see :mod:`voxdesk.engine.session`."""
         if self._decoder is None:
             raise RuntimeError("call load() before stream()")
         return _Session(self, self._decoder).run(audio)

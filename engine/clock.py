@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 
-from engine.session import SAMPLE_RATE
+from voxdesk.engine.session import SAMPLE_RATE
 
 __all__ = ["DeliveryClock"]
 

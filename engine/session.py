@@ -23,7 +23,7 @@ Audio in
     :class:`AudioFeed` turns push-style producers (a microphone callback, a WebSocket) into
     such an iterable.
 
-Events out (:mod:`engine.events`)
+Events out (:mod:`voxdesk.engine.events`)
     - ``TextDelta``: committed text, append-only. The deltas of one utterance concatenate
       exactly to that utterance's final text. It may be ``""``: the vLLM engine yields one
       delta per model step, as vLLM's server sends them.
@@ -55,8 +55,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from engine.errors import AudioBufferFull, AudioFormatError
-from engine.events import EngineEvent
+from voxdesk.engine.errors import AudioBufferFull, AudioFormatError
+from voxdesk.engine.events import EngineEvent
 
 __all__ = [
     "SAMPLE_RATE",

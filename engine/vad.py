@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.errors import EngineUnavailable
-from engine.session import SAMPLE_RATE
+from voxdesk.engine.errors import EngineUnavailable
+from voxdesk.engine.session import SAMPLE_RATE
 
 __all__ = ["VAD_WINDOW", "EndpointSettings", "Endpointer", "SileroVad", "SpeechEnded", "SpeechStarted"]
 

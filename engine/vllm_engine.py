@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import AudioFormatError, EngineUnavailable
-from engine.events import EngineEvent, StreamError, TextDelta, UtteranceDone, UtteranceStats
-from engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
+from voxdesk.engine.errors import AudioFormatError, EngineUnavailable
+from voxdesk.engine.events import EngineEvent, StreamError, TextDelta, UtteranceDone, UtteranceStats
+from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
 
 __all__ = ["VllmEngine", "VllmSettings"]
 
@@ -71,7 +71,7 @@ def _first_attribute(name: str, modules: tuple[str, ...]) -> Any:
 
 
 class VllmEngine:
-    """A realtime speech model served by vLLM in this process. See :mod:`engine.session`."""
+    """A realtime speech model served by vLLM in this process. See :mod:`voxdesk.engine.session`."""
 
     name = "vllm"
     detects_speech = False

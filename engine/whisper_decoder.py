@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import EngineUnavailable
-from engine.session import SAMPLE_RATE
+from voxdesk.engine.errors import EngineUnavailable
+from voxdesk.engine.session import SAMPLE_RATE
 
 __all__ = ["MODEL_SHA256", "DecoderSettings", "Split", "WhisperDecoder", "model_directory", "verify_model"]
 

@@ -3,7 +3,7 @@
 import multiprocessing
 import sys
 
-from ui.launcher import main
+from voxdesk.ui.launcher import main
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()  # nothing spawns Python today; keeps a future worker from re-running main

@@ -16,7 +16,7 @@ run_step() {
         fixtures) "$VENV/bin/python" -m tests.speech_fixtures ;;
         ruff) "$VENV/bin/python" -m ruff check . ;;
         format) "$VENV/bin/python" -m ruff format --check . ;;
-        mypy) "$VENV/bin/python" -m mypy ;;
+        mypy) scripts/link-namespace.sh && "$VENV/bin/python" -m mypy ;;
         pytest) REQUIRE_VMIC=1 "$VENV/bin/python" -m pytest -m "not vllm" --ignore=tests/installers ;;
         pytest-vllm) REQUIRE_VLLM=1 "$VLLM_VENV/bin/python" -m pytest -m vllm ;;
         installers) scripts/build-linux.sh ;;

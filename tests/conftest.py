@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.audio_file import read_audio
-from app.transcription import TranscriptionReport, transcribe_audio
-from engine.builtin import BuiltinEngine
 from tests import speech_fixtures
 from tests.desktop_rig import RigUnavailable, VirtualMic, XvfbDisplay
 from tests.speech_fixtures import Fixture
 from tests.vllm_support import build_tiny_model, start_vllm_server, stop
+from voxdesk.app.files.reading import read_audio
+from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
+from voxdesk.engine.builtin import BuiltinEngine
 
 
 @pytest.fixture(scope="session")

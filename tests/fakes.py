@@ -6,8 +6,8 @@ from collections.abc import AsyncIterable, AsyncIterator
 
 import numpy as np
 
-from engine.events import EngineEvent, TextDelta, UtteranceDone
-from engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
+from voxdesk.engine.events import EngineEvent, TextDelta, UtteranceDone
+from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
 
 TICK_SAMPLES = 1280  # one delta per 80 ms of audio, Voxtral's rate
 

@@ -25,8 +25,8 @@ import jiwer
 import numpy as np
 import soxr
 
-from app.textnorm import normalize_text
 from tests.speech_fixtures import COMMANDS, RATE, Fixture
+from voxdesk.app.textnorm import normalize_text
 
 PHRASE_ERRORS = 1
 """Wrong words (substituted, missing or extra) a test allows in one short phrase."""

@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 def start_serve(*args: str) -> tuple[subprocess.Popen[str], int]:
     """``voxdesk serve`` on a free loopback port (extra ``args`` appended); the process and its port."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", "0", *args],
+        [sys.executable, "-m", "voxdesk.cli.main", "serve", "--port", "0", *args],
         cwd=REPO,
         stderr=subprocess.PIPE,
         text=True,

@@ -14,9 +14,6 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from app.audio_file import read_audio
-from app.transcription import transcribe_audio
-from engine.builtin import BuiltinEngine
 from tests.recognition import (
     ACCURACY,
     EDGES,
@@ -29,6 +26,9 @@ from tests.recognition import (
     wer,
 )
 from tests.speech_fixtures import Fixture
+from voxdesk.app.files.reading import read_audio
+from voxdesk.app.files.transcription import transcribe_audio
+from voxdesk.engine.builtin import BuiltinEngine
 
 VARIANTS: dict[str, Callable[[np.ndarray], np.ndarray]] = {"unchanged": lambda audio: audio, **PERTURBATIONS}
 

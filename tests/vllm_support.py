@@ -107,7 +107,7 @@ def start_voxdesk_vllm_server(model: Path) -> tuple[subprocess.Popen[bytes], int
     """``voxdesk serve --engine vllm`` with the same model and engine settings as vLLM's server."""
     port = free_port()
     command = [
-        sys.executable, "-m", "app.cli", "serve", "--engine", "vllm", "--model", str(model),
+        sys.executable, "-m", "voxdesk.cli.main", "serve", "--engine", "vllm", "--model", str(model),
         "--served-model-name", SERVED_NAME, "--port", str(port), "--dtype", "float32", "--enforce-eager",
         "--max-model-len", "1024", "--max-num-seqs", "4",
     ]  # fmt: skip

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.actions.center import ActionCenter, ActionRecord, ActionStatus
+from voxdesk.app.actions.center import ActionCenter, ActionRecord, ActionStatus
 
 __all__ = ["ActionsPanel"]
 

@@ -16,21 +16,21 @@ from typing import Any
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
-from app.actions import ActionCenter, Services
-from app.audio_capture import CaptureState, CaptureStatus, MicrophoneUnavailable, list_input_devices
-from app.controller import Controller
-from app.controller_events import ControllerEvent, EngineState, EngineStatus, ListeningChanged, Problem
-from app.history.store import HistoryError, HistoryStore
-from app.hotkeys import GlobalHotkeys
-from app.live_history import LiveHistory
-from app.resources import resource_path
-from app.settings import Settings, load_settings, save_settings
-from app.voice_actions import VoiceActions
-from ui.actions_panel import ActionsPanel
-from ui.desktop_services import QtClipboard, TrayNotifier
-from ui.history_panel import HistoryPanel
-from ui.main_window import MainWindow
-from ui.settings_dialog import SettingsDialog
+from voxdesk.app.actions import ActionCenter, Services
+from voxdesk.app.history.live import LiveHistory
+from voxdesk.app.history.store import HistoryError, HistoryStore
+from voxdesk.app.hotkeys import GlobalHotkeys
+from voxdesk.app.listening.capture import CaptureState, CaptureStatus, MicrophoneUnavailable, list_input_devices
+from voxdesk.app.listening.controller import Controller
+from voxdesk.app.listening.events import ControllerEvent, EngineState, EngineStatus, ListeningChanged, Problem
+from voxdesk.app.resources import resource_path
+from voxdesk.app.settings import Settings, load_settings, save_settings
+from voxdesk.app.voice_actions import VoiceActions
+from voxdesk.ui.actions_panel import ActionsPanel
+from voxdesk.ui.desktop_services import QtClipboard, TrayNotifier
+from voxdesk.ui.history_panel import HistoryPanel
+from voxdesk.ui.main_window import MainWindow
+from voxdesk.ui.settings_dialog import SettingsDialog
 
 __all__ = ["Desktop", "DesktopOptions", "display_problem", "run_desktop"]
 

@@ -13,7 +13,7 @@ logger = logging.getLogger("voxdesk.actions")
 
 
 class QtClipboard:
-    """The system clipboard through QClipboard (``app.actions.Clipboard``); use on the Qt thread."""
+    """The system clipboard through QClipboard (``voxdesk.app.actions.Clipboard``); use on the Qt thread."""
 
     def __init__(self, mode: QClipboard.Mode = QClipboard.Mode.Clipboard) -> None:
         self._mode = mode
@@ -26,7 +26,7 @@ class QtClipboard:
 
 
 class TrayNotifier:
-    """Desktop notifications as tray balloon messages (``app.actions.Notifier``).
+    """Desktop notifications as tray balloon messages (``voxdesk.app.actions.Notifier``).
 
     Without a tray icon (or a system tray) the notification goes to the log instead, so a
     timer still leaves a trace.

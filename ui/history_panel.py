@@ -30,9 +30,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.history.export import ExportError, export_hits, export_session, format_for_path
-from app.history.store import HistoryError, HistoryStore, SearchHit, SessionSummary
-from app.history.store import Utterance as StoredUtterance
+from voxdesk.app.history.export import ExportError, export_hits, export_session, format_for_path
+from voxdesk.app.history.store import HistoryError, HistoryStore, SearchHit, SessionSummary
+from voxdesk.app.history.store import Utterance as StoredUtterance
 
 __all__ = ["HistoryPanel"]
 

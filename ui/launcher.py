@@ -1,15 +1,15 @@
-"""The ``voxdesk`` program: the command line of :mod:`app.cli`, plus the window when no command is given."""
+"""The ``voxdesk`` program: the command line of :mod:`voxdesk.cli.main`, plus the window when no command is given."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from app import cli
+from voxdesk.cli import main as cli
 
 
 def _open_window(args: argparse.Namespace) -> int:
-    from ui.desktop import DesktopOptions, run_desktop  # Qt loads only when the window opens
+    from voxdesk.ui.desktop import DesktopOptions, run_desktop  # Qt loads only when the window opens
 
     return run_desktop(DesktopOptions(engine=args.engine, server=args.server, device=args.device))
 

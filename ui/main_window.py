@@ -26,9 +26,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.audio_capture import AudioLevel, CaptureState, CaptureStatus
-from app.controller import Controller
-from app.controller_events import (
+from voxdesk.app.listening.capture import AudioLevel, CaptureState, CaptureStatus
+from voxdesk.app.listening.controller import Controller
+from voxdesk.app.listening.events import (
     ControllerEvent,
     EngineState,
     EngineStatus,
@@ -37,11 +37,11 @@ from app.controller_events import (
     TranscriptChanged,
     UtteranceFinal,
 )
-from app.resources import resource_path
-from ui.level_meter import LevelMeter
-from ui.settings_dialog import ENGINE_LABELS
-from ui.transcript_view import TranscriptView
-from ui.utterance_list import UtteranceList
+from voxdesk.app.resources import resource_path
+from voxdesk.ui.level_meter import LevelMeter
+from voxdesk.ui.settings_dialog import ENGINE_LABELS
+from voxdesk.ui.transcript_view import TranscriptView
+from voxdesk.ui.utterance_list import UtteranceList
 
 STATE_WORDS = {
     EngineState.NONE: "not started",

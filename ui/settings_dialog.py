@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.settings import Settings
+from voxdesk.app.settings import Settings
 
 ENGINE_LABELS = {
     "builtin": "Built-in CPU engine",

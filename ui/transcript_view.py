@@ -8,7 +8,7 @@ import html
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from app.transcript import Utterance
+from voxdesk.app.listening.transcript import Utterance
 
 
 class TranscriptView(QTextBrowser):

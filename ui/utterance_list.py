@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
 
-from app.transcript import Utterance
+from voxdesk.app.listening.transcript import Utterance
 
 COLUMNS = ("Time", "Text", "First text", "Final")
 

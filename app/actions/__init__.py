@@ -4,10 +4,18 @@ The controller creates one :class:`ActionCenter` with the injected :class:`Servi
 ``await center.handle_utterance(text, utterance_id)`` for each final utterance.
 """
 
-from app.actions.center import ActionCenter, ActionRecord, ActionStatus, IntentFallback
-from app.actions.commands import Command, CommandSource
-from app.actions.matching import DEFAULT_THRESHOLD, Match, match_utterance
-from app.actions.services import ActionError, AppLauncher, Clipboard, Notifier, ProcessRunner, Services, UrlOpener
+from voxdesk.app.actions.center import ActionCenter, ActionRecord, ActionStatus, IntentFallback
+from voxdesk.app.actions.commands import Command, CommandSource
+from voxdesk.app.actions.matching import DEFAULT_THRESHOLD, Match, match_utterance
+from voxdesk.app.actions.services import (
+    ActionError,
+    AppLauncher,
+    Clipboard,
+    Notifier,
+    ProcessRunner,
+    Services,
+    UrlOpener,
+)
 
 __all__ = [
     "DEFAULT_THRESHOLD",

@@ -17,12 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from app.actions.commands import Command, CommandSource
-from app.actions.executors import Executor, Undo, expand_argv, format_duration
-from app.actions.launcher import normalize_url
-from app.actions.matching import DEFAULT_THRESHOLD, Match, SlotValue, match_utterance, strip_wake_phrase
-from app.actions.services import ActionError, Services
-from app.settings import ACTION_MODES, ActionSettings
+from voxdesk.app.actions.commands import Command, CommandSource
+from voxdesk.app.actions.executors import Executor, Undo, expand_argv, format_duration
+from voxdesk.app.actions.launcher import normalize_url
+from voxdesk.app.actions.matching import DEFAULT_THRESHOLD, Match, SlotValue, match_utterance, strip_wake_phrase
+from voxdesk.app.actions.services import ActionError, Services
+from voxdesk.app.settings import ACTION_MODES, ActionSettings
 
 __all__ = ["ActionCenter", "ActionRecord", "ActionStatus", "IntentFallback"]
 
@@ -286,7 +286,7 @@ class ActionCenter:
             return self._fallback
         if not self.settings.llm_fallback:
             return None
-        from app.actions.llm_fallback import LlmFallback
+        from voxdesk.app.actions.llm_fallback import LlmFallback
 
         return LlmFallback(self.settings, on_warning=self._warning)
 

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.settings import config_dir
-from app.textnorm import normalize_text
+from voxdesk.app.resources import resource_path
+from voxdesk.app.settings import config_dir
+from voxdesk.app.textnorm import normalize_text
 
 __all__ = [
     "ACTIONS",
@@ -42,10 +43,6 @@ logger = logging.getLogger("voxdesk.actions")
 
 
 def _defaults_path() -> Path:
-    try:
-        from app.resources import resource_path
-    except ImportError:  # a checkout without the resources helper
-        return Path(__file__).resolve().parents[2] / "resources" / "commands.toml"
     return resource_path("commands.toml")
 
 

@@ -13,12 +13,12 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from app.actions.keyboard import Keyboard, choose_keyboard
-from app.actions.keys import parse_keys
-from app.actions.launcher import normalize_url, search_url
-from app.actions.matching import SlotValue
-from app.actions.services import ActionError, Services
-from app.settings import ActionSettings
+from voxdesk.app.actions.keyboard import Keyboard, choose_keyboard
+from voxdesk.app.actions.keys import parse_keys
+from voxdesk.app.actions.launcher import normalize_url, search_url
+from voxdesk.app.actions.matching import SlotValue
+from voxdesk.app.actions.services import ActionError, Services
+from voxdesk.app.settings import ActionSettings
 
 __all__ = ["Executor", "Outcome", "check_option_injection", "expand_argv", "format_duration"]
 

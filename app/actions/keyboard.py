@@ -13,8 +13,8 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar, Protocol
 
-from app.actions.keys import KeyCombo
-from app.actions.services import ActionError, ProcessRunner, run_process
+from voxdesk.app.actions.keys import KeyCombo
+from voxdesk.app.actions.services import ActionError, ProcessRunner, run_process
 
 __all__ = [
     "Keyboard",
@@ -230,7 +230,7 @@ def choose_keyboard(
     if platform == "darwin":
         return OsascriptKeyboard()
     if platform == "win32":
-        from app.actions.keyboard_windows import SendInputKeyboard
+        from voxdesk.app.actions.keyboard_windows import SendInputKeyboard
 
         return SendInputKeyboard()
     if environ.get("WAYLAND_DISPLAY"):

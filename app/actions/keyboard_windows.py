@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from app.actions.keys import KeyCombo
-from app.actions.services import ActionError
+from voxdesk.app.actions.keys import KeyCombo
+from voxdesk.app.actions.services import ActionError
 
 __all__ = ["SendInputKeyboard"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.textnorm import normalize_text, number_to_words
+from voxdesk.app.textnorm import normalize_text, number_to_words
 
 __all__ = ["KeyCombo", "parse_keys"]
 

@@ -16,10 +16,10 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from app.actions.commands import Command, Slot
-from app.actions.keys import parse_keys
-from app.actions.matching import Match, SlotValue
-from app.settings import ActionSettings
+from voxdesk.app.actions.commands import Command, Slot
+from voxdesk.app.actions.keys import parse_keys
+from voxdesk.app.actions.matching import Match, SlotValue
+from voxdesk.app.settings import ActionSettings
 
 __all__ = ["LlmFallback", "build_tools", "parse_tool_call"]
 

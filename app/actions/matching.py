@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
-from app.actions.commands import Command, Literal, Pattern, Slot
-from app.actions.keys import parse_keys
-from app.textnorm import normalize_text, number_to_words
+from voxdesk.app.actions.commands import Command, Literal, Pattern, Slot
+from voxdesk.app.actions.keys import parse_keys
+from voxdesk.app.textnorm import normalize_text, number_to_words
 
 __all__ = [
     "DEFAULT_THRESHOLD",

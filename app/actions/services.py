@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from app.actions.keyboard import Keyboard
+    from voxdesk.app.actions.keyboard import Keyboard
 
 __all__ = [
     "ActionError",
@@ -103,13 +103,13 @@ async def run_process(argv: Sequence[str], *, wait_s: float) -> ProcessResult:
 
 
 def _default_opener() -> UrlOpener:
-    from app.actions.launcher import open_url_in_browser
+    from voxdesk.app.actions.launcher import open_url_in_browser
 
     return open_url_in_browser
 
 
 def _default_launcher() -> AppLauncher:
-    from app.actions.launcher import SystemAppLauncher
+    from voxdesk.app.actions.launcher import SystemAppLauncher
 
     return SystemAppLauncher()
 

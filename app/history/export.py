@@ -14,8 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from app.history.store import SearchHit, Session, Utterance
-from engine.errors import VoxdeskError
+from voxdesk.app.history.store import SearchHit, Session, Utterance
+from voxdesk.engine.errors import VoxdeskError
 
 __all__ = [
     "FORMATS",

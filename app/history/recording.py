@@ -6,9 +6,9 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from app.history.export import export_session
-from app.history.store import NOT_RECORDED, HistoryStore, Session, Utterance
-from app.transcription import TranscriptionReport
+from voxdesk.app.files.transcription import TranscriptionReport
+from voxdesk.app.history.export import export_session
+from voxdesk.app.history.store import NOT_RECORDED, HistoryStore, Session, Utterance
 
 __all__ = ["record_report", "report_session", "write_transcript"]
 

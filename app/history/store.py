@@ -22,8 +22,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, ParamSpec, TypeVar
 
-from app import settings
-from engine.errors import VoxdeskError
+from voxdesk.app import settings
+from voxdesk.engine.errors import VoxdeskError
 
 __all__ = [
     "MIGRATIONS",

@@ -29,9 +29,9 @@ import numpy as np
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
-from engine.errors import EngineUnavailable
-from engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone, UtteranceStats
-from engine.realtime.events import (
+from voxdesk.engine.errors import EngineUnavailable
+from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone, UtteranceStats
+from voxdesk.engine.realtime.events import (
     ErrorCode,
     ErrorEvent,
     InputAudioBufferAppend,
@@ -42,7 +42,7 @@ from engine.realtime.events import (
     TranscriptionProvisional,
     parse_server_event,
 )
-from engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
+from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
 
 __all__ = ["RemoteEngine", "RemoteSettings", "backoff", "encode_audio"]
 
@@ -88,7 +88,7 @@ class _ConnectionLost(Exception):
 
 
 class RemoteEngine:
-    """A speech engine on a ``/v1/realtime`` server. See :mod:`engine.session`."""
+    """A speech engine on a ``/v1/realtime`` server. See :mod:`voxdesk.engine.session`."""
 
     name = "remote"
     detects_speech = False
@@ -122,7 +122,7 @@ class RemoteEngine:
             progress("connected", 1.0)
 
     def stream(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
-        """Open one session over ``audio``; see :mod:`engine.session`."""
+        """Open one session over ``audio``; see :mod:`voxdesk.engine.session`."""
         return _RemoteSession(self).run(audio)
 
     async def aclose(self) -> None:

@@ -22,7 +22,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from engine.realtime.events import (
+from voxdesk.engine.realtime.events import (
     ErrorCode,
     ErrorEvent,
     InputAudioBufferAppend,
@@ -37,7 +37,7 @@ from engine.realtime.events import (
     Usage,
     parse_client_event,
 )
-from engine.session import SAMPLE_RATE
+from voxdesk.engine.session import SAMPLE_RATE
 
 __all__ = [
     "MODEL_NOT_VALIDATED_MESSAGE",

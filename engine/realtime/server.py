@@ -26,12 +26,12 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from engine.clock import DeliveryClock
-from engine.events import ProvisionalText, StreamError, TextDelta, UtteranceDone
-from engine.realtime.events import ErrorCode, Usage
-from engine.realtime.metrics import CONTENT_TYPE, RealtimeMetrics
-from engine.realtime.protocol import AudioReceived, EndOfAudio, Generation, ServerProtocol, StartGeneration
-from engine.session import SAMPLE_RATE, AudioFeed, StreamingEngine
+from voxdesk.engine.clock import DeliveryClock
+from voxdesk.engine.events import ProvisionalText, StreamError, TextDelta, UtteranceDone
+from voxdesk.engine.realtime.events import ErrorCode, Usage
+from voxdesk.engine.realtime.metrics import CONTENT_TYPE, RealtimeMetrics
+from voxdesk.engine.realtime.protocol import AudioReceived, EndOfAudio, Generation, ServerProtocol, StartGeneration
+from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, StreamingEngine
 
 __all__ = ["InsecureBindError", "RealtimeServer", "ServerConfig", "running_server"]
 

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from app.hotkeys import GlobalHotkeys, to_pynput_combination, unavailable_reason
+from voxdesk.app.hotkeys import GlobalHotkeys, to_pynput_combination, unavailable_reason
 
 
 def test_qt_key_sequences_become_pynput_combinations() -> None:

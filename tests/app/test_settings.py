@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.settings import Settings, load_settings, save_settings, settings_path
+from voxdesk.app.settings import Settings, load_settings, save_settings, settings_path
 
 
 def test_defaults_when_there_is_no_file(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 import pytest
 
-from app.textnorm import normalize_text, number_to_words
+from voxdesk.app.textnorm import normalize_text, number_to_words
 
 
 @pytest.mark.parametrize(

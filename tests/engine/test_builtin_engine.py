@@ -8,14 +8,14 @@ from collections.abc import AsyncIterator
 import numpy as np
 import pytest
 
-from app.pacing import paced_chunks
-from app.transcription import TranscriptionReport, transcribe_audio
-from engine import AudioFormatError, EngineEvent, ProvisionalText, TextDelta, UtteranceDone
-from engine.builtin import BuiltinEngine
-from engine.clock import DeliveryClock
-from engine.whisper_decoder import model_directory, verify_model
 from tests.recognition import ACCURACY, assert_begins, assert_reaches_end, assert_recognized, wer
 from tests.speech_fixtures import Fixture
+from voxdesk.app.files.pacing import paced_chunks
+from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
+from voxdesk.engine import AudioFormatError, EngineEvent, ProvisionalText, TextDelta, UtteranceDone
+from voxdesk.engine.builtin import BuiltinEngine
+from voxdesk.engine.clock import DeliveryClock
+from voxdesk.engine.whisper_decoder import model_directory, verify_model
 
 
 def check_accuracy(label: str, speech: dict[str, Fixture], fast_transcripts: dict) -> None:

@@ -3,7 +3,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from engine import AudioBufferFull, AudioFeed, AudioFormatError, check_chunk, create_engine
+from voxdesk.engine import AudioBufferFull, AudioFeed, AudioFormatError, check_chunk, create_engine
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from engine.vad import VAD_WINDOW, Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
 from tests.speech_fixtures import Fixture
+from voxdesk.engine.vad import VAD_WINDOW, Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
 
 WINDOW_SECONDS = VAD_WINDOW / 16_000
 

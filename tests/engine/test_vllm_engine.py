@@ -10,9 +10,6 @@ from collections.abc import AsyncIterator, Iterator
 import numpy as np
 import pytest
 
-from engine import EngineUnavailable, StreamError, TextDelta, UtteranceDone, create_engine
-from engine.events import EngineEvent
-from engine.vllm_engine import VllmEngine, VllmSettings
 from tests.vllm_support import (
     ENGINE_OPTIONS,
     OUTPUTS_FOR_4S,
@@ -25,6 +22,9 @@ from tests.vllm_support import (
     realtime_frames,
     requires_vllm,
 )
+from voxdesk.engine import EngineUnavailable, StreamError, TextDelta, UtteranceDone, create_engine
+from voxdesk.engine.events import EngineEvent
+from voxdesk.engine.vllm_engine import VllmEngine, VllmSettings
 
 pytestmark = [pytest.mark.vllm, requires_vllm]
 
@@ -126,7 +126,7 @@ def test_leaving_a_session_aborts_its_request(vllm: tuple[VllmEngine, EngineThre
 
 def test_bad_audio_raises_after_the_text_already_produced(vllm: tuple[VllmEngine, EngineThread]) -> None:
     engine, runner = vllm
-    from engine import AudioFormatError
+    from voxdesk.engine import AudioFormatError
 
     async def then_stereo() -> AsyncIterator[np.ndarray]:
         async for chunk in chunks(as_float(chirp_pcm16(2.0))):

@@ -1,8 +1,8 @@
 import numpy as np
 
-from engine.whisper_decoder import WhisperDecoder, _after, _spoken_words, _trim_repetition
 from tests.recognition import PHRASE_ERRORS, assert_recognized, word_errors, words
 from tests.speech_fixtures import Fixture
+from voxdesk.engine.whisper_decoder import WhisperDecoder, _after, _spoken_words, _trim_repetition
 
 
 def test_looping_partials_are_cut_to_their_first_copy() -> None:

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.whisper_decoder import MODEL_SHA256, verify_model
 from tests.desktop_rig import VirtualMic
 from tests.recognition import SAMPLE, assert_heard_in
+from voxdesk.engine.whisper_decoder import MODEL_SHA256, verify_model
 
 REPO = Path(__file__).resolve().parents[2]
 VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]

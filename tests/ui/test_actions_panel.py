@@ -14,13 +14,13 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
 
-from app.actions.center import ActionCenter, ActionRecord, ActionStatus
-from app.actions.commands import CommandSource
-from app.actions.services import Services
-from app.settings import ActionSettings
 from tests.app.actions.fakes import RecordingKeyboard, RecordingLauncher, RecordingNotifier, RecordingOpener
-from ui.actions_panel import ActionsPanel
-from ui.desktop_services import QtClipboard, TrayNotifier
+from voxdesk.app.actions.center import ActionCenter, ActionRecord, ActionStatus
+from voxdesk.app.actions.commands import CommandSource
+from voxdesk.app.actions.services import Services
+from voxdesk.app.settings import ActionSettings
+from voxdesk.ui.actions_panel import ActionsPanel
+from voxdesk.ui.desktop_services import QtClipboard, TrayNotifier
 
 WRITE_ARGV = "import json, sys; open(sys.argv[1], 'w').write(json.dumps(sys.argv[2:]))"
 

@@ -17,19 +17,19 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
-from app.actions import ActionStatus
-from app.audio_capture import CaptureState, CaptureStatus
-from app.controller_events import ControllerEvent, EngineState, TranscriptChanged, UtteranceFinal
-from app.settings import Settings
-from app.textnorm import normalize_text
 from tests.app.actions.fakes import RecordingLauncher, recording_services
 from tests.conftest import fixture_path
 from tests.desktop_rig import VirtualMic
 from tests.recognition import PHRASE_ERRORS, assert_heard_in, errors_within, words
 from tests.serve_process import REPO, start_serve
 from tests.speech_fixtures import Fixture
-from ui.actions_panel import ActionsPanel
-from ui.desktop import Desktop
+from voxdesk.app.actions import ActionStatus
+from voxdesk.app.listening.capture import CaptureState, CaptureStatus
+from voxdesk.app.listening.events import ControllerEvent, EngineState, TranscriptChanged, UtteranceFinal
+from voxdesk.app.settings import Settings
+from voxdesk.app.textnorm import normalize_text
+from voxdesk.ui.actions_panel import ActionsPanel
+from voxdesk.ui.desktop import Desktop
 
 ENGINE_TIMEOUT_MS = 60_000
 SPEECH_TIMEOUT_MS = 30_000

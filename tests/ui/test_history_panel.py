@@ -13,9 +13,9 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
-from app.history.store import HistoryError, HistoryStore
-from tests.app.history_samples import record_two_sessions
-from ui.history_panel import HistoryPanel
+from tests.app.history.samples import record_two_sessions
+from voxdesk.app.history.store import HistoryError, HistoryStore
+from voxdesk.ui.history_panel import HistoryPanel
 
 
 @pytest.fixture

@@ -9,14 +9,14 @@ import sys
 import time
 from pathlib import Path
 
-from app.history.store import HistoryStore
 from tests.serve_process import REPO
+from voxdesk.app.history.store import HistoryStore
 
 
 def test_without_a_display_voxdesk_says_so_in_one_line() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     result = subprocess.run(
-        [sys.executable, "-m", "ui.launcher"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "voxdesk.ui.launcher"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 2 and result.stdout == ""
     (line,) = result.stderr.splitlines()
@@ -25,7 +25,7 @@ def test_without_a_display_voxdesk_says_so_in_one_line() -> None:
 
 def test_commands_still_work_through_the_launcher() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "ui.launcher", "--version"], cwd=REPO, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "voxdesk.ui.launcher", "--version"], cwd=REPO, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0 and result.stdout.startswith("voxdesk ")
 
@@ -39,7 +39,7 @@ def test_sigterm_closes_the_window_cleanly(tmp_path: Path) -> None:
         "VOXDESK_CONFIG_DIR": str(tmp_path / "config"),
     }
     window = subprocess.Popen(
-        [sys.executable, "-m", "ui.launcher"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-m", "voxdesk.ui.launcher"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     try:
         deadline = time.monotonic() + 60

@@ -6,9 +6,9 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from app.audio_capture import AudioLevel, CaptureState, CaptureStatus
-from app.controller import Controller
-from app.controller_events import (
+from voxdesk.app.listening.capture import AudioLevel, CaptureState, CaptureStatus
+from voxdesk.app.listening.controller import Controller
+from voxdesk.app.listening.events import (
     EngineState,
     EngineStatus,
     ListeningChanged,
@@ -16,9 +16,9 @@ from app.controller_events import (
     TranscriptChanged,
     UtteranceFinal,
 )
-from app.settings import Settings
-from app.transcript import Utterance
-from ui.main_window import MainWindow
+from voxdesk.app.listening.transcript import Utterance
+from voxdesk.app.settings import Settings
+from voxdesk.ui.main_window import MainWindow
 
 
 def make_window(qtbot: QtBot) -> tuple[Controller, MainWindow]:

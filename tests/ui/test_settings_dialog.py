@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtGui import QKeySequence
 from pytestqt.qtbot import QtBot
 
-from app.settings import Settings
-from ui.settings_dialog import SettingsDialog
+from voxdesk.app.settings import Settings
+from voxdesk.ui.settings_dialog import SettingsDialog
 
 
 def test_edits_come_back_and_the_original_is_untouched(qtbot: QtBot) -> None:

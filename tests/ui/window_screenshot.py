@@ -15,10 +15,10 @@ from pathlib import Path
 import qasync
 from PySide6.QtWidgets import QApplication
 
-from app.controller_events import UtteranceFinal
-from app.settings import load_settings
 from tests.app.actions.fakes import recording_services
-from ui.desktop import Desktop
+from voxdesk.app.listening.events import UtteranceFinal
+from voxdesk.app.settings import load_settings
+from voxdesk.ui.desktop import Desktop
 
 
 async def scenario(desktop: Desktop, out: Path, recordings: list[Path]) -> str:

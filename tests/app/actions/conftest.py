@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.actions.commands import CommandSource
+from voxdesk.app.actions.commands import CommandSource
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.actions.keys import KeyCombo
-from app.actions.services import ProcessResult, Services
+from voxdesk.app.actions.keys import KeyCombo
+from voxdesk.app.actions.services import ProcessResult, Services
 
 
 class RecordingOpener:

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from app.actions.keyboard import (
+from tests.app.actions.fakes import RecordingRunner
+from voxdesk.app.actions.keyboard import (
     OsascriptKeyboard,
     WtypeKeyboard,
     XdotoolKeyboard,
     YdotoolKeyboard,
     choose_keyboard,
 )
-from app.actions.keys import KeyCombo, parse_keys
-from app.actions.launcher import SystemAppLauncher, normalize_url, search_url, spoken_app_name
-from app.actions.services import ActionError, ProcessResult
-from tests.app.actions.fakes import RecordingRunner
+from voxdesk.app.actions.keys import KeyCombo, parse_keys
+from voxdesk.app.actions.launcher import SystemAppLauncher, normalize_url, search_url, spoken_app_name
+from voxdesk.app.actions.services import ActionError, ProcessResult
 
 CTRL_SHIFT_T = KeyCombo(("ctrl", "shift"), "t")
 

@@ -9,10 +9,6 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from app.actions.center import ActionCenter, ActionRecord, ActionStatus
-from app.actions.commands import CommandSource
-from app.actions.services import ActionError, Services
-from app.settings import ActionSettings
 from tests.app.actions.fakes import (
     MemoryClipboard,
     RecordingKeyboard,
@@ -20,6 +16,10 @@ from tests.app.actions.fakes import (
     RecordingNotifier,
     RecordingOpener,
 )
+from voxdesk.app.actions.center import ActionCenter, ActionRecord, ActionStatus
+from voxdesk.app.actions.commands import CommandSource
+from voxdesk.app.actions.services import ActionError, Services
+from voxdesk.app.settings import ActionSettings
 
 
 class Desk:

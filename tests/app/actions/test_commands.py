@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.actions.commands import DEFAULTS_PATH, CommandSource, load_command_file, parse_pattern
+from voxdesk.app.actions.commands import DEFAULTS_PATH, CommandSource, load_command_file, parse_pattern
 
 
 def _write(path: Path, text: str) -> None:

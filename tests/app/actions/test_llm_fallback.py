@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from app.actions.center import ActionCenter, ActionStatus
-from app.actions.commands import CommandSource
-from app.actions.llm_fallback import LlmFallback, build_tools
-from app.actions.services import Services
-from app.settings import ActionSettings
 from tests.app.actions.fakes import RecordingLauncher, RecordingOpener
+from voxdesk.app.actions.center import ActionCenter, ActionStatus
+from voxdesk.app.actions.commands import CommandSource
+from voxdesk.app.actions.llm_fallback import LlmFallback, build_tools
+from voxdesk.app.actions.services import Services
+from voxdesk.app.settings import ActionSettings
 
 
 class FakeLlm:

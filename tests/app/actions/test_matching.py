@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from rapidfuzz import fuzz
 
-from app.actions.commands import CommandSource
-from app.actions.matching import (
+from voxdesk.app.actions.commands import CommandSource
+from voxdesk.app.actions.matching import (
     DEFAULT_THRESHOLD,
     match_utterance,
     parse_number,

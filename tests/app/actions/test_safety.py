@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from app.actions.center import ActionCenter, ActionStatus
-from app.actions.commands import CommandSource
-from app.actions.keyboard import XdotoolKeyboard
-from app.actions.services import ProcessResult, Services, run_process
-from app.settings import ActionSettings
 from tests.app.actions.fakes import RecordingKeyboard, RecordingLauncher, RecordingOpener
+from voxdesk.app.actions.center import ActionCenter, ActionStatus
+from voxdesk.app.actions.commands import CommandSource
+from voxdesk.app.actions.keyboard import XdotoolKeyboard
+from voxdesk.app.actions.services import ProcessResult, Services, run_process
+from voxdesk.app.settings import ActionSettings
 
 WRITE_ARGV = "import json, sys; open(sys.argv[1], 'w').write(json.dumps(sys.argv[2:]))"
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from app.actions.center import ActionCenter, ActionStatus
-from app.actions.commands import CommandSource
-from app.actions.keyboard import XdotoolKeyboard, choose_keyboard
-from app.actions.services import Services
-from app.settings import ActionSettings
 from tests.app.actions.fakes import RecordingLauncher, RecordingOpener
+from voxdesk.app.actions.center import ActionCenter, ActionStatus
+from voxdesk.app.actions.commands import CommandSource
+from voxdesk.app.actions.keyboard import XdotoolKeyboard, choose_keyboard
+from voxdesk.app.actions.services import Services
+from voxdesk.app.settings import ActionSettings
 
 pytestmark = pytest.mark.skipif(shutil.which("xdotool") is None, reason="xdotool is not installed")
 
@@ -110,7 +110,7 @@ def test_dictation_types_unicode_and_undo_by_record(center: ActionCenter, field:
 
 
 def test_no_typing_backend_says_what_to_install() -> None:
-    from app.actions.services import ActionError
+    from voxdesk.app.actions.services import ActionError
 
     with pytest.raises(ActionError, match=r"typing needs xdotool on X11; install it with: sudo apt install xdotool"):
         choose_keyboard({"DISPLAY": ":9"}, "linux", lambda name: None)

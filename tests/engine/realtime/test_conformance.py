@@ -39,13 +39,13 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from engine.builtin import BuiltinEngine
-from engine.events import EngineEvent, StreamError
-from engine.realtime.client import encode_audio
-from engine.realtime.server import InsecureBindError, RealtimeServer, ServerConfig, running_server
-from engine.session import SAMPLE_RATE
 from tests.recognition import ACCURACY, heard_in_problem, phrase_problem, wer
 from tests.speech_fixtures import Fixture
+from voxdesk.engine.builtin import BuiltinEngine
+from voxdesk.engine.events import EngineEvent, StreamError
+from voxdesk.engine.realtime.client import encode_audio
+from voxdesk.engine.realtime.server import InsecureBindError, RealtimeServer, ServerConfig, running_server
+from voxdesk.engine.session import SAMPLE_RATE
 
 Event = dict[str, Any]
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from engine.realtime.events import (
+from voxdesk.engine.realtime.events import (
     ErrorCode,
     ErrorEvent,
     InputAudioBufferAppend,

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection, connect
 
-from engine.realtime.client import encode_audio
-from engine.realtime.server import RealtimeServer, ServerConfig, running_server
 from tests.fakes import TICK_SAMPLES, FakeTickEngine
+from voxdesk.engine.realtime.client import encode_audio
+from voxdesk.engine.realtime.server import RealtimeServer, ServerConfig, running_server
 
 CHUNK = 1600  # 100 ms
 

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from engine.realtime.client import encode_audio
-from engine.realtime.events import ErrorCode, ProtocolError, Usage
-from engine.realtime.protocol import (
+from voxdesk.engine.realtime.client import encode_audio
+from voxdesk.engine.realtime.events import ErrorCode, ProtocolError, Usage
+from voxdesk.engine.realtime.protocol import (
     MODEL_NOT_VALIDATED_MESSAGE,
     AudioReceived,
     EndOfAudio,

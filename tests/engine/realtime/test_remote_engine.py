@@ -11,16 +11,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.textnorm import normalize_text
-from app.transcription import transcribe_audio
-from engine import EngineUnavailable, ProvisionalText, StreamError, TextDelta, UtteranceDone
-from engine.builtin import BuiltinEngine
-from engine.events import EngineEvent
-from engine.realtime.client import RemoteEngine, RemoteSettings, backoff
-from engine.realtime.server import ServerConfig, running_server
 from tests.fakes import FakeTickEngine
 from tests.speech_fixtures import Fixture
 from tests.tcp_proxy import CuttableProxy
+from voxdesk.app.files.transcription import transcribe_audio
+from voxdesk.app.textnorm import normalize_text
+from voxdesk.engine import EngineUnavailable, ProvisionalText, StreamError, TextDelta, UtteranceDone
+from voxdesk.engine.builtin import BuiltinEngine
+from voxdesk.engine.events import EngineEvent
+from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings, backoff
+from voxdesk.engine.realtime.server import ServerConfig, running_server
 
 
 def test_remote_engine_transcribes_through_voxdesk_serve(

@@ -13,9 +13,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.transcription import transcribe_audio
-from engine import TextDelta, UtteranceDone
-from engine.realtime.client import RemoteEngine, RemoteSettings
 from tests.vllm_support import (
     OUTPUTS_FOR_4S,
     PROMPT_TOKENS,
@@ -29,6 +26,9 @@ from tests.vllm_support import (
     start_voxdesk_vllm_server,
     stop,
 )
+from voxdesk.app.files.transcription import transcribe_audio
+from voxdesk.engine import TextDelta, UtteranceDone
+from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings
 
 pytestmark = [pytest.mark.vllm, requires_vllm]
 

@@ -1,0 +1,262 @@
+"""The controller: joins microphone, engine and transcript; no Qt, runs on asyncio.
+
+The window (or a test) calls its methods and hears back through :meth:`Controller.subscribe`:
+every change is a :mod:`voxdesk.app.listening.events` event, delivered on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from voxdesk.app.listening.capture import AudioCapture, AudioLevel, CaptureState, CaptureStatus
+from voxdesk.app.listening.engine_choice import build_engine, describe_engine
+from voxdesk.app.listening.events import (
+    ControllerEvent,
+    EngineState,
+    EngineStatus,
+    ListeningChanged,
+    Problem,
+)
+from voxdesk.app.listening.session import ListeningSession
+from voxdesk.app.listening.transcript import Transcript
+from voxdesk.app.settings import EngineSettings, Settings
+from voxdesk.engine.errors import EngineUnavailable
+from voxdesk.engine.events import StreamError
+from voxdesk.engine.session import StreamingEngine
+
+__all__ = ["CaptureFactory", "Controller", "EngineFactory"]
+
+logger = logging.getLogger("voxdesk.controller")
+
+EngineFactory = Callable[[EngineSettings], StreamingEngine]
+CaptureFactory = Callable[..., AudioCapture]
+Listener = Callable[[ControllerEvent], None]
+
+
+class Controller:
+    """Start and stop listening, switch engines at run time, keep the transcript."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        engine_factory: EngineFactory = build_engine,
+        capture_factory: CaptureFactory = AudioCapture,
+    ) -> None:
+        self.settings = settings
+        self.transcript = Transcript()
+        self._engine_factory = engine_factory
+        self._capture_factory = capture_factory
+        self._listeners: list[Listener] = []
+        self._engine: StreamingEngine | None = None
+        self._engine_lock = asyncio.Lock()
+        self._status = EngineStatus(EngineState.NONE, describe_engine(settings.engine))
+        self._session: ListeningSession | None = None
+        self._session_task: asyncio.Task[None] | None = None
+        self._hold_to_talk = False
+        self._listen_when_ready = False
+        self._tasks: set[asyncio.Task[Any]] = set()  # strong references: the loop keeps only weak ones
+
+    # -- listeners -------------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener`` with every event from now on; returns a function that unsubscribes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def report(self, event: ControllerEvent) -> None:
+        """Pass an event from a part joined to the controller (history, actions) to every listener."""
+        self._emit(event)
+
+    def _emit(self, event: ControllerEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                logger.exception("a listener failed on %s", type(event).__name__)
+
+    # -- state -----------------------------------------------------------------------------
+
+    @property
+    def listening(self) -> bool:
+        return self._session is not None
+
+    @property
+    def engine_status(self) -> EngineStatus:
+        return self._status
+
+    def _set_status(self, state: EngineState, detail: str = "", progress: float | None = None) -> None:
+        self._status = EngineStatus(state, describe_engine(self.settings.engine), detail, progress)
+        self._emit(self._status)
+
+    # -- engine ----------------------------------------------------------------------------
+
+    async def load_engine(self) -> bool:
+        """Load the engine the settings name; ``False`` (and a ``Problem``) when it cannot run."""
+        async with self._engine_lock:
+            return await self._load()
+
+    async def switch_engine(self, choice: EngineSettings) -> bool:
+        """Replace the engine without restarting; listening resumes on the new one if it loads."""
+        async with self._engine_lock:
+            was_listening = self.listening or self._listen_when_ready
+            await self.stop_listening()
+            old, self._engine = self._engine, None
+            if old is not None:
+                await old.aclose()
+            self.settings.engine = dataclasses.replace(choice)
+            loaded = await self._load()
+            if loaded and was_listening:
+                self.start_listening()
+            return loaded
+
+    async def _load(self) -> bool:
+        engine = self._engine_factory(self.settings.engine)
+        self._set_status(EngineState.LOADING, "starting", 0.0)
+        try:
+            await engine.load(progress=lambda step, done: self._set_status(EngineState.LOADING, step, done))
+        except EngineUnavailable as exc:
+            return await self._load_failed(engine, str(exc))
+        except Exception as exc:
+            logger.exception("engine failed to load")
+            return await self._load_failed(engine, f"the speech engine could not start: {exc}")
+        self._engine = engine
+        self._set_status(EngineState.READY, "connected" if self.settings.engine.kind == "remote" else "ready")
+        if self._listen_when_ready:
+            self._listen_when_ready = False
+            self.start_listening(self._hold_to_talk)
+        return True
+
+    async def _load_failed(self, engine: StreamingEngine, message: str) -> bool:
+        self._listen_when_ready = False
+        self._set_status(EngineState.FAILED, message)
+        self._emit(Problem(message))
+        try:
+            await engine.aclose()
+        except Exception:
+            logger.exception("closing a failed engine")
+        return False
+
+    def _on_stream_error(self, error: StreamError) -> None:
+        if not error.fatal and error.code == "connection_lost":
+            self._set_status(EngineState.RECONNECTING, error.message)
+            return
+        if error.code in ("unauthorized", "connection_lost"):
+            self._set_status(EngineState.FAILED, error.message)
+        self._emit(Problem(error.message))
+
+    def _on_engine_alive(self) -> None:
+        if self._status.state == EngineState.RECONNECTING:
+            self._set_status(EngineState.READY, "connected")
+
+    # -- listening -------------------------------------------------------------------------
+
+    def start_listening(self, hold_to_talk: bool = False) -> None:
+        """Start capturing; while the engine is still loading, start once it is ready."""
+        if self._session is not None:
+            return
+        self._hold_to_talk = hold_to_talk
+        if self._engine is None:
+            if self._status.state == EngineState.LOADING:
+                self._listen_when_ready = True
+            else:
+                self._emit(Problem(f"no speech engine is running ({self._status.detail or 'none chosen'})"))
+            return
+        capture = self._capture_factory(
+            self.settings.audio.device, on_status=self._on_capture_status, on_level=self._on_level
+        )
+        session = ListeningSession(
+            self._engine,
+            capture,
+            self.transcript,
+            self._emit,
+            silence_seconds=self.settings.listening.silence_ms / 1000,
+            on_stream_error=self._on_stream_error,
+            on_engine_alive=self._on_engine_alive,
+        )
+        self._session = session
+        self._session_task = self._spawn(session.run())
+        self._session_task.add_done_callback(lambda task: self._session_ended(session))
+        self._emit(ListeningChanged(True, hold_to_talk))
+
+    async def stop_listening(self) -> None:
+        """Stop capturing, then wait for the final text of the utterance in progress."""
+        self._listen_when_ready = False
+        session, task = self._session, self._session_task
+        if session is None or task is None:
+            return
+        self._session = self._session_task = None
+        self._emit(ListeningChanged(False))
+        while not task.done():  # cancelled again should a library swallow one cancellation
+            task.cancel()
+            await asyncio.wait({task}, timeout=1.0)
+        if not task.cancelled() and (error := task.exception()) is not None:
+            logger.error("listening failed", exc_info=error)
+        await session.wait_for_finals()
+
+    def toggle_listening(self) -> None:
+        """Start listening, or stop (finishing the utterance in progress)."""
+        if self.listening or self._listen_when_ready:
+            self._spawn(self.stop_listening())
+        else:
+            self.start_listening()
+
+    def request_stop(self) -> None:
+        """Stop listening without waiting (for callers that cannot await, such as a voice command)."""
+        if self.listening or self._listen_when_ready:
+            self._spawn(self.stop_listening())
+
+    def hold_pressed(self) -> None:
+        """Hold-to-talk key down: listen while it is held."""
+        if not self.listening:
+            self.start_listening(hold_to_talk=True)
+
+    def hold_released(self) -> None:
+        """Hold-to-talk key up: stop, if holding is what started listening."""
+        if self._hold_to_talk and (self.listening or self._listen_when_ready):
+            self._hold_to_talk = False
+            self._spawn(self.stop_listening())
+
+    def _session_ended(self, session: ListeningSession) -> None:
+        """Capture ended on its own (no microphone at all): finish like a stop."""
+        if self._session is session:
+            self._spawn(self.stop_listening())
+
+    def _on_capture_status(self, status: CaptureStatus) -> None:
+        if status.state == CaptureState.LOST and self._session is not None:
+            self._session.break_stream()  # the utterance in progress gets its final text now
+        self._emit(status)
+
+    def _on_level(self, level: AudioLevel) -> None:
+        self._emit(level)
+
+    # -- settings and shutdown -------------------------------------------------------------
+
+    async def apply_settings(self, settings: Settings) -> None:
+        """Use new settings: switch engine if it changed, reopen the microphone if it did."""
+        engine_changed = settings.engine != self.settings.engine
+        capture_changed = (settings.audio, settings.listening) != (self.settings.audio, self.settings.listening)
+        self.settings = dataclasses.replace(settings, engine=self.settings.engine)
+        if engine_changed:
+            await self.switch_engine(settings.engine)
+        elif capture_changed and self.listening:
+            await self.stop_listening()
+            self.start_listening()
+
+    async def aclose(self) -> None:
+        """Stop listening and release the engine."""
+        await self.stop_listening()
+        async with self._engine_lock:
+            if self._engine is not None:
+                await self._engine.aclose()
+                self._engine = None
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task

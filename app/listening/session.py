@@ -1,0 +1,233 @@
+"""One listening session: microphone → engine streams → transcript, with per-utterance latency.
+
+Engines that find utterances themselves (the built-in one) get one continuous stream. For
+engines that make a whole stream one utterance (vLLM, ``/v1/realtime`` servers) a voice-activity
+gate opens a stream at each speech onset (with some audio from just before it) and ends it
+after the configured silence, so each utterance gets its final text, and a realtime server
+its ``final`` commit, shortly after the speaker stops.
+
+Latency is measured against the wall-clock time at which PortAudio handed over the audio:
+first partial = first text of an utterance minus capture of its speech onset; final = final
+text minus capture of its speech end (so it includes the endpoint silence).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from voxdesk.app.listening.capture import AudioCapture, MicrophoneUnavailable
+from voxdesk.app.listening.events import ControllerEvent, Problem, TranscriptChanged, UtteranceFinal
+from voxdesk.app.listening.transcript import Transcript, Utterance
+from voxdesk.engine.clock import DeliveryClock
+from voxdesk.engine.errors import AudioFormatError
+from voxdesk.engine.events import ProvisionalText, StreamError, TextDelta, UtteranceDone
+from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, StreamingEngine
+from voxdesk.engine.vad import Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
+
+__all__ = ["ListeningSession"]
+
+logger = logging.getLogger("voxdesk.listening")
+
+PRE_ROLL_SECONDS = 0.4  # audio before a detected onset that a gated stream starts with
+FINISH_TIMEOUT_SECONDS = 30.0  # how long stopping waits for the last final texts
+
+
+@dataclass
+class _Stream:
+    """One engine stream and where it sits in the session's audio."""
+
+    offset: int  # session sample of the stream's first sample
+    feed: AudioFeed = field(default_factory=AudioFeed)
+    speech_start: float | None = None  # session seconds, when a gate found them
+    speech_end: float | None = None
+
+
+class ListeningSession:
+    """Runs until its :meth:`run` task is cancelled; reports through ``emit``. Never raises to its caller."""
+
+    def __init__(
+        self,
+        engine: StreamingEngine,
+        capture: AudioCapture,
+        transcript: Transcript,
+        emit: Callable[[ControllerEvent], None],
+        *,
+        silence_seconds: float = 0.6,
+        on_stream_error: Callable[[StreamError], None] = lambda error: None,
+        on_engine_alive: Callable[[], None] = lambda: None,
+    ) -> None:
+        self._engine = engine
+        self._capture = capture
+        self._transcript = transcript
+        self._emit = emit
+        self._on_stream_error = on_stream_error
+        self._on_engine_alive = on_engine_alive
+        self._clock = DeliveryClock()
+        self._samples = 0
+        self._stream: _Stream | None = None
+        self._consumers: set[asyncio.Task[None]] = set()
+        self._dirty: set[int] = set()  # utterances changed since the last report
+        self._gate = None if engine.detects_speech else _SpeechGate(silence_seconds)
+
+    async def run(self) -> None:
+        """Capture and transcribe until cancelled (listening stops) or no microphone can be opened."""
+        try:
+            async with contextlib.aclosing(self._capture.chunks()) as chunks:
+                async for chunk, captured_at in chunks:
+                    await self._take(chunk, captured_at)
+        except MicrophoneUnavailable as exc:
+            self._emit(Problem(str(exc)))
+
+    def break_stream(self) -> None:
+        """End the stream in progress so its utterance gets a final text (the microphone went
+        away); the next audio opens a new one."""
+        if self._stream is not None:
+            self._stream.feed.end()
+            self._stream = None
+        if self._gate is not None:
+            self._gate.reset()
+
+    async def wait_for_finals(self, timeout: float = FINISH_TIMEOUT_SECONDS) -> None:
+        """After capture stopped: end the open stream and wait for its last events."""
+        self.break_stream()
+        if self._consumers:
+            _, late = await asyncio.wait(set(self._consumers), timeout=timeout)
+            for task in late:
+                task.cancel()
+
+    async def _take(self, chunk: np.ndarray, captured_at: float) -> None:
+        start = self._samples
+        self._samples += len(chunk)
+        self._clock.record(self._samples, captured_at)
+        if self._gate is None:
+            if self._stream is None:
+                self._open(_Stream(offset=start))
+            assert self._stream is not None
+            await self._stream.feed.put(chunk)
+            return
+        points = self._gate.process(chunk, start)
+        if self._stream is not None:
+            await self._stream.feed.put(chunk)
+        for point in points:
+            if isinstance(point, SpeechStarted) and self._stream is None:
+                pre_roll, pre_roll_start = self._gate.pre_roll()  # ends with this chunk
+                stream = _Stream(offset=pre_roll_start, speech_start=point.sample / SAMPLE_RATE)
+                self._open(stream)
+                await stream.feed.put(pre_roll)
+            elif isinstance(point, SpeechEnded) and self._stream is not None:
+                self._stream.speech_end = point.sample / SAMPLE_RATE
+                self._stream.feed.end()
+                self._stream = None
+
+    def _open(self, stream: _Stream) -> None:
+        self._stream = stream
+        task = asyncio.ensure_future(self._consume(stream))
+        self._consumers.add(task)
+        task.add_done_callback(self._consumers.discard)
+
+    async def _consume(self, stream: _Stream) -> None:
+        """Engine events of one stream → transcript updates and latencies."""
+        offset = stream.offset / SAMPLE_RATE
+        utterance: Utterance | None = None
+        first_text_at = 0.0
+        try:
+            events: AsyncIterator[object] = aiter(self._engine.stream(stream.feed))
+            async for event in events:
+                now = time.perf_counter()
+                if isinstance(event, TextDelta | ProvisionalText):
+                    if utterance is None and not event.text.strip():
+                        continue
+                    if utterance is None:
+                        utterance, first_text_at = self._transcript.open(), now
+                    if isinstance(event, TextDelta):
+                        self._transcript.commit(utterance.id, event.text)
+                    else:
+                        self._transcript.set_provisional(utterance.id, event.text)
+                    self._changed(utterance.id)
+                    self._on_engine_alive()
+                elif isinstance(event, UtteranceDone):
+                    start = stream.speech_start if stream.speech_start is not None else offset + event.speech_start
+                    end = stream.speech_end if stream.speech_end is not None else offset + event.speech_end
+                    if not event.text.strip():
+                        if utterance is not None:
+                            self._transcript.discard(utterance.id)
+                        utterance = None
+                        continue
+                    if utterance is None:
+                        utterance, first_text_at = self._transcript.open(), now
+                    self._final(utterance.id, event.text, start, end, first_text_at, now)
+                    utterance = None
+                elif isinstance(event, StreamError):
+                    self._on_stream_error(event)
+        except AudioFormatError as exc:
+            self._emit(Problem(f"the microphone sent audio the engine cannot use: {exc}"))
+        except Exception as exc:
+            logger.exception("engine stream failed")
+            self._emit(Problem(f"the speech engine failed: {exc}"))
+
+    def _changed(self, utterance_id: int) -> None:
+        """Report a change once the events already waiting are applied: an engine commits a
+        word and shrinks its provisional tail in two events, and a window should not show
+        the word twice in between."""
+        if not self._dirty:
+            asyncio.get_running_loop().call_soon(self._report_changes)
+        self._dirty.add(utterance_id)
+
+    def _report_changes(self) -> None:
+        dirty, self._dirty = self._dirty, set()
+        for utterance_id in sorted(dirty):
+            utterance = self._transcript.get(utterance_id)
+            if utterance is not None and not utterance.final:
+                self._emit(TranscriptChanged(_copy(utterance)))
+
+    def _final(self, utterance_id: int, text: str, start: float, end: float, first_at: float, now: float) -> None:
+        utterance = self._transcript.finish(utterance_id, text, start, end)
+        if utterance is None:  # cleared while it was being spoken
+            return
+        utterance.first_partial_latency = first_at - self._clock.delivered_at(start)
+        utterance.final_latency = now - self._clock.delivered_at(end)
+        self._emit(TranscriptChanged(_copy(utterance)))
+        self._emit(UtteranceFinal(_copy(utterance)))
+
+
+def _copy(utterance: Utterance) -> Utterance:
+    return Utterance(**vars(utterance))
+
+
+class _SpeechGate:
+    """Voice-activity detection over the session's audio, with a short pre-roll buffer."""
+
+    def __init__(self, silence_seconds: float) -> None:
+        self._vad = SileroVad()
+        self._settings = EndpointSettings(silence_seconds=silence_seconds)
+        self._endpointer = Endpointer(self._settings)
+        self._recent: collections.deque[tuple[int, np.ndarray]] = collections.deque()
+        self._offset = 0  # session sample where the VAD's own count starts
+
+    def reset(self) -> None:
+        self._vad.reset()
+        self._endpointer = Endpointer(self._settings)
+        self._recent.clear()
+        self._offset = -1
+
+    def process(self, chunk: np.ndarray, start: int) -> list[SpeechStarted | SpeechEnded]:
+        """Onsets and ends (in session samples) that ``chunk`` completes."""
+        if self._offset < 0:
+            self._offset = start
+        self._recent.append((start, chunk))
+        while self._recent and self._recent[0][0] + len(self._recent[0][1]) < start - PRE_ROLL_SECONDS * SAMPLE_RATE:
+            self._recent.popleft()
+        points = self._endpointer.process(self._vad.probabilities(chunk))
+        return [type(point)(point.sample + self._offset) for point in points]
+
+    def pre_roll(self) -> tuple[np.ndarray, int]:
+        """The recent audio (ending with the latest chunk) and its first session sample."""
+        return np.concatenate([chunk for _, chunk in self._recent]), self._recent[0][0]

@@ -1,0 +1,1 @@
+"""The ``voxdesk`` command line: transcribe, serve, history, and the terminal output they share."""

@@ -1,0 +1,178 @@
+"""``voxdesk history …`` and the history options of ``voxdesk transcribe``."""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from voxdesk.app.files.transcription import TranscriptionReport
+from voxdesk.app.history.export import FORMATS, export_session, format_for_path, parse_format, vtt_time
+from voxdesk.app.history.recording import record_report, report_session, write_transcript
+from voxdesk.app.history.store import NOT_RECORDED, HistoryStore
+from voxdesk.app.settings import load_settings
+from voxdesk.engine.errors import VoxdeskError
+
+__all__ = [
+    "add_history_parser",
+    "add_transcribe_history_arguments",
+    "check_transcribe_output",
+    "open_store",
+    "run_history",
+    "save_transcription",
+]
+
+_BUILTIN_MODEL = "whisper-tiny.en"
+
+
+def open_store(path: Path | None = None) -> HistoryStore:
+    """The history store, honouring the user's ``[history]`` settings (keep, retention_days)."""
+    settings, warnings = load_settings()
+    for warning in warnings:
+        print(f"voxdesk: warning: {warning}", file=sys.stderr)
+    return HistoryStore.open(path, keep=settings.history.keep, retention_days=settings.history.retention_days)
+
+
+# voxdesk transcribe ----------------------------------------------------------------------------
+
+
+def add_transcribe_history_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--output FILE`` and ``--no-history`` for ``voxdesk transcribe``."""
+    parser.add_argument(
+        "--output", "-o", type=Path, metavar="FILE", help="also write the transcript to FILE (.txt, .srt, .vtt, .json)"
+    )
+    parser.add_argument("--no-history", action="store_true", help="do not record this transcription in the history")
+
+
+def check_transcribe_output(args: argparse.Namespace) -> None:
+    """Fail before transcribing when ``--output`` names a format we cannot write."""
+    if args.output is not None:
+        format_for_path(args.output)
+
+
+def save_transcription(args: argparse.Namespace, engine_name: str, report: TranscriptionReport) -> None:
+    """Record the transcription in the history (unless ``--no-history`` or history is off) and write ``--output``."""
+    model = args.model or (_BUILTIN_MODEL if engine_name == "builtin" else "")
+    if engine_name == "vllm" and not model:
+        from voxdesk.engine.vllm_engine import VllmSettings
+
+        model = VllmSettings.model
+    source = str(Path(args.file).resolve())
+    session_id = NOT_RECORDED
+    if not args.no_history and report.utterances:
+        try:
+            with open_store() as store:
+                session_id = record_report(store, report, engine=engine_name, model=model, source=source)
+        except (VoxdeskError, sqlite3.Error, OSError) as error:  # the transcript itself is still good
+            print(f"voxdesk: warning: not recorded in the history: {error}", file=sys.stderr)
+    if args.output is not None:
+        session, utterances = report_session(
+            report, engine=engine_name, model=model, source=source, session_id=session_id
+        )
+        write_transcript(args.output, session, utterances, format_for_path(args.output))
+
+
+# voxdesk history -------------------------------------------------------------------------------
+
+
+def add_history_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``voxdesk history`` and its subcommands."""
+    history = commands.add_parser(
+        "history",
+        help="list, search, export and delete past transcripts",
+        description="The transcript history: every live session and transcribed file, stored on this computer.",
+    )
+    actions = history.add_subparsers(dest="history_command", metavar="ACTION")
+    listing = actions.add_parser("list", help="sessions, newest first")
+    listing.add_argument("--limit", type=int, default=20, help="how many sessions (default: %(default)s)")
+    search = actions.add_parser("search", help="utterances containing all WORDS, newest first")
+    search.add_argument("words", nargs="+", metavar="WORDS")
+    search.add_argument("--limit", type=int, default=50, help="how many results (default: %(default)s)")
+    export = actions.add_parser("export", help="one session as text, subtitles or JSON")
+    export.add_argument("session", type=int, metavar="SESSION", help="session id (see `voxdesk history list`)")
+    export.add_argument("--format", "-f", choices=FORMATS, help="default: from --output's extension, else txt")
+    export.add_argument("--output", "-o", type=Path, metavar="FILE", help="write to FILE instead of standard output")
+    delete = actions.add_parser("delete", help="delete one session, or everything with --all --yes")
+    target = delete.add_mutually_exclusive_group(required=True)
+    target.add_argument("session", type=int, nargs="?", metavar="SESSION", help="session id")
+    target.add_argument("--all", action="store_true", help="delete every session (needs --yes)")
+    delete.add_argument("--yes", action="store_true", help="with --all: really delete everything")
+    history.set_defaults(history_parser=history)
+
+
+def run_history(args: argparse.Namespace) -> int:
+    """Carry out a ``voxdesk history`` command; returns the exit status."""
+    if args.history_command is None:
+        args.history_parser.print_help()
+        return 0
+    try:
+        with open_store() as store:
+            return _HANDLERS[args.history_command](store, args, sys.stdout)
+    except (VoxdeskError, OSError) as error:
+        print(f"voxdesk: error: {error}", file=sys.stderr)
+        return 1
+    except sqlite3.Error as error:
+        print(f"voxdesk: error: the history database failed: {error}", file=sys.stderr)
+        return 1
+
+
+def _list(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:
+    summaries = store.sessions(limit=args.limit)
+    if not summaries:
+        out.write("No sessions in the history.\n")
+        return 0
+    out.write(f"{'ID':>5}  {'STARTED':16}  {'KIND':4}  {'UTTERANCES':>10}  TEXT\n")
+    for summary in summaries:
+        started = summary.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
+        count = summary.utterance_count
+        out.write(f"{summary.id:>5}  {started:16}  {summary.kind:4}  {count:>10}  {summary.preview}\n")
+    return 0
+
+
+def _search(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:
+    hits = store.search(" ".join(args.words), limit=args.limit)
+    if not hits:
+        out.write("No matches.\n")
+        return 0
+    for hit in hits:
+        started = hit.session.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
+        out.write(f"session {hit.session.id:>4}  {started}  {vtt_time(hit.utterance.start_s)}  {hit.utterance.text}\n")
+    return 0
+
+
+def _export(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:
+    if args.format:
+        format_ = parse_format(args.format)
+    else:
+        format_ = format_for_path(args.output) if args.output is not None else "txt"
+    session = store.session(args.session)
+    text = export_session(session, store.utterances(args.session), format_)
+    if args.output is None:
+        out.write(text)
+    else:
+        args.output.write_text(text, encoding="utf-8")
+    return 0
+
+
+def _delete(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:
+    if not args.all:
+        store.delete_session(args.session)
+        out.write(f"Deleted session {args.session}.\n")
+        return 0
+    sessions, utterances = store.counts()
+    where = store.path or "the history"
+    if not args.yes:
+        print(
+            f"voxdesk: would delete all {sessions} sessions ({utterances} utterances) from {where}; "
+            "run again with --all --yes to do it",
+            file=sys.stderr,
+        )
+        return 1
+    store.delete_all()
+    out.write(f"Deleted all {sessions} sessions ({utterances} utterances).\n")
+    return 0
+
+
+_HANDLERS = {"list": _list, "search": _search, "export": _export, "delete": _delete}

@@ -1,0 +1,237 @@
+"""The ``voxdesk`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from voxdesk.app.files.reading import read_audio
+from voxdesk.app.files.transcription import TimedEvent, transcribe_audio
+from voxdesk.cli.history import (  # history: issue 8
+    add_history_parser,
+    add_transcribe_history_arguments,
+    check_transcribe_output,
+    run_history,
+    save_transcription,
+)
+from voxdesk.cli.terminal import LiveTranscriptPrinter, event_to_json, print_summary
+from voxdesk.engine import ENGINE_NAMES, StreamingEngine, create_engine
+from voxdesk.engine.errors import VoxdeskError
+from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings
+from voxdesk.engine.realtime.server import InsecureBindError, RealtimeServer, ServerConfig
+from voxdesk.engine.vllm_engine import VllmSettings
+
+__all__ = ["main"]
+
+
+def _version() -> str:
+    try:
+        return version("voxdesk")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``voxdesk`` and its subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="voxdesk",
+        description="Voxdesk, a streaming desktop voice assistant. Without a command it opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"voxdesk {_version()}")
+    parser.add_argument(
+        "--engine", choices=(*ENGINE_NAMES, "remote"), help="window: speech engine for this run (overrides settings)"
+    )
+    parser.add_argument("--server", metavar="URL", help="window: use the /v1/realtime server at URL for this run")
+    parser.add_argument("--device", metavar="NAME", help="window: microphone for this run (as listed in Settings)")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    transcribe = commands.add_parser(
+        "transcribe",
+        help="stream an audio file through an engine and print the text as it comes",
+        description="Stream an audio file (WAV, FLAC, OGG, MP3; any rate and channel count) through an "
+        "engine at real-time pace, showing committed and provisional text live, then the final "
+        "transcript and latency figures.",
+    )
+    transcribe.add_argument("file", type=Path, help="audio file to transcribe")
+    transcribe.add_argument(
+        "--engine", choices=ENGINE_NAMES, default="builtin", help="speech engine (default: %(default)s)"
+    )
+    transcribe.add_argument(
+        "--fast", action="store_true", help="feed audio as fast as possible instead of in real time"
+    )
+    transcribe.add_argument("--json", action="store_true", help="print one JSON event per line, then a summary line")
+    transcribe.add_argument("--server", metavar="URL", help="use the /v1/realtime server at URL (ws:// or wss://)")
+    transcribe.add_argument("--model", default="", help="model to ask the server for, or for --engine vllm to load")
+    transcribe.add_argument("--api-key", default=os.environ.get("VOXDESK_API_KEY"), help="bearer key for the server")
+    add_transcribe_history_arguments(transcribe)  # history: issue 8
+    _add_vllm_arguments(transcribe)
+    _add_serve_parser(commands)
+    add_history_parser(commands)  # history: issue 8
+    return parser
+
+
+def _add_vllm_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("vLLM engine (--engine vllm)")
+    group.add_argument("--max-model-len", type=int, help="context length in tokens (bounds one session's audio)")
+    group.add_argument("--max-num-seqs", type=int, default=8, help="concurrent sessions (default: %(default)s)")
+    group.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="(default: %(default)s)")
+    group.add_argument("--tokenizer-mode", default="mistral", help="(default: %(default)s)")
+    group.add_argument("--dtype", default="auto", help="(default: %(default)s)")
+    group.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs: slower, starts faster")
+
+
+def _create_engine(args: argparse.Namespace) -> StreamingEngine:
+    if args.engine != "vllm":
+        return create_engine(args.engine)
+    mistral = args.tokenizer_mode == "mistral"
+    return create_engine(
+        "vllm",
+        model=args.model or VllmSettings.model,
+        served_model_name=getattr(args, "served_model_name", None),
+        max_model_len=args.max_model_len,
+        max_num_seqs=args.max_num_seqs,
+        gpu_memory_utilization=args.gpu_memory_utilization,
+        tokenizer_mode=args.tokenizer_mode,
+        config_format="mistral" if mistral else "auto",
+        load_format="mistral" if mistral else "auto",
+        dtype=args.dtype,
+        enforce_eager=args.enforce_eager,
+    )
+
+
+def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = commands.add_parser(
+        "serve",
+        help="run a headless /v1/realtime server (wire-compatible with vLLM)",
+        description="Serve an engine over vLLM's /v1/realtime WebSocket protocol, plus /health, "
+        "/v1/models and /metrics. SIGTERM drains open transcriptions before exiting.",
+    )
+    defaults = ServerConfig()
+    serve.add_argument("--engine", choices=ENGINE_NAMES, default="builtin", help="speech engine (default: %(default)s)")
+    serve.add_argument("--model", default="", help="model for --engine vllm (a folder or a model hub id)")
+    serve.add_argument(
+        "--served-model-name", help="model name clients ask for (default: voxdesk-builtin, or the vLLM model)"
+    )
+    serve.add_argument("--host", default=defaults.host, help="address to listen on (default: %(default)s)")
+    serve.add_argument("--port", type=int, default=defaults.port, help="port (default: %(default)s)")
+    serve.add_argument(
+        "--api-key", default=os.environ.get("VOXDESK_API_KEY"), help="require this bearer key (or VOXDESK_API_KEY)"
+    )
+    serve.add_argument("--ssl-certfile", help="TLS certificate (PEM) to serve wss://")
+    serve.add_argument("--ssl-keyfile", help="TLS private key (PEM)")
+    serve.add_argument(
+        "--idle-timeout", type=float, default=defaults.idle_timeout, help="seconds (default: %(default)s)"
+    )
+    serve.add_argument("--max-sessions", type=int, default=defaults.max_sessions, help="concurrent connections")
+    serve.add_argument(
+        "--max-session-audio", type=float, default=defaults.max_session_audio, help="seconds of audio per connection"
+    )
+    serve.add_argument(
+        "--shutdown-grace", type=float, default=defaults.shutdown_grace, help="seconds to finish open transcriptions"
+    )
+    serve.add_argument(
+        "--allow-insecure-no-api-key",
+        action="store_true",
+        help="listen beyond loopback without an API key (only on a trusted network)",
+    )
+    _add_vllm_arguments(serve)
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    default_name = (args.model or VllmSettings.model) if args.engine == "vllm" else ServerConfig.served_model_name
+    config = ServerConfig(
+        served_model_name=args.served_model_name or default_name,
+        host=args.host,
+        port=args.port,
+        api_key=args.api_key or None,
+        ssl_certfile=args.ssl_certfile,
+        ssl_keyfile=args.ssl_keyfile,
+        allow_insecure_no_api_key=args.allow_insecure_no_api_key,
+        idle_timeout=args.idle_timeout,
+        max_sessions=args.max_sessions,
+        max_session_audio=args.max_session_audio,
+        shutdown_grace=args.shutdown_grace,
+    )
+    engine = _create_engine(args)
+    server = RealtimeServer(engine, config)  # refuses insecure binds before loading anything
+    await engine.load(lambda step, _: print(f"voxdesk serve: {step}", file=sys.stderr, flush=True))
+    await server.start()
+    scheme = "wss" if config.ssl_certfile else "ws"
+    print(
+        f"voxdesk serve: listening on {scheme}://{config.host}:{server.port}/v1/realtime "
+        f"(model {config.served_model_name!r}, engine {args.engine})",
+        file=sys.stderr,
+        flush=True,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signal_number in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signal_number, stop.set)
+    await stop.wait()
+    print("voxdesk serve: shutting down", file=sys.stderr, flush=True)
+    await server.shutdown()
+    await engine.aclose()
+    return 0
+
+
+def _engine_for(args: argparse.Namespace) -> StreamingEngine:
+    if args.server:
+        return RemoteEngine(RemoteSettings(url=args.server, model=args.model, api_key=args.api_key or None))
+    return _create_engine(args)
+
+
+async def _transcribe(args: argparse.Namespace) -> int:
+    check_transcribe_output(args)  # history: issue 8
+    audio = read_audio(args.file)
+    engine = _engine_for(args)
+    await engine.load()
+    try:
+        if args.json:
+            report = await transcribe_audio(engine, audio, not args.fast, _print_event)
+            print(json.dumps({"type": "summary", "text": report.text, **report.summary()}), flush=True)
+        else:
+            printer = LiveTranscriptPrinter(sys.stdout, sys.stdout.isatty())
+            report = await transcribe_audio(engine, audio, not args.fast, printer)
+            print_summary(report, sys.stdout)
+    finally:
+        await engine.aclose()
+    save_transcription(args, engine.name, report)  # history: issue 8
+    return 1 if report.errors else 0
+
+
+def _print_event(timed: TimedEvent) -> None:
+    print(event_to_json(timed), flush=True)
+
+
+def main(argv: list[str] | None = None, open_window: Callable[[argparse.Namespace], int] | None = None) -> int:
+    """Run ``voxdesk``; returns the process exit status.
+
+    ``open_window`` runs the desktop window (given by ``ui``, which depends on ``app`` and not
+    the other way round); without it, ``voxdesk`` with no command prints help.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        if open_window is not None:
+            return open_window(args)
+        parser.print_help()
+        return 0
+    if args.command == "history":  # history: issue 8
+        return run_history(args)
+    try:
+        return asyncio.run(_serve(args) if args.command == "serve" else _transcribe(args))
+    except (VoxdeskError, InsecureBindError, OSError) as exc:
+        print(f"voxdesk: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

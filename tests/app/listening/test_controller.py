@@ -1,0 +1,187 @@
+"""The controller without a window: real microphone path (virtual PulseAudio mic), real
+engines, a real ``voxdesk serve`` for remote mode, real dropped connections."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import fixture_path
+from tests.desktop_rig import VirtualMic
+from tests.recognition import assert_heard_in, assert_recognized
+from tests.serve_process import start_serve
+from tests.speech_fixtures import Fixture
+from tests.tcp_proxy import CuttableProxy
+from tests.vllm_support import free_port
+from voxdesk.app.listening.capture import AudioLevel
+from voxdesk.app.listening.controller import Controller
+from voxdesk.app.listening.events import (
+    ControllerEvent,
+    EngineState,
+    EngineStatus,
+    ListeningChanged,
+    Problem,
+    UtteranceFinal,
+)
+from voxdesk.app.settings import EngineSettings, Settings
+from voxdesk.app.textnorm import normalize_text
+
+SPEECH_TIMEOUT = 30.0
+
+
+class Events:
+    """Every event the controller reported, and a way to wait for one."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.seen: list[ControllerEvent] = []
+        self._changed = asyncio.Event()
+        controller.subscribe(self._add)
+
+    def _add(self, event: ControllerEvent) -> None:
+        if not isinstance(event, AudioLevel):
+            self.seen.append(event)
+            self._changed.set()
+
+    def finals(self) -> list[str]:
+        return [normalize_text(e.utterance.committed) for e in self.seen if isinstance(e, UtteranceFinal)]
+
+    def problems(self) -> list[str]:
+        return [e.message for e in self.seen if isinstance(e, Problem)]
+
+    def states(self) -> list[EngineState]:
+        return [e.state for e in self.seen if isinstance(e, EngineStatus)]
+
+    async def until(self, condition: object, timeout: float = SPEECH_TIMEOUT) -> None:
+        async def wait() -> None:
+            while not condition():  # type: ignore[operator]
+                self._changed.clear()
+                await self._changed.wait()
+
+        await asyncio.wait_for(wait(), timeout)
+
+
+async def say(mic: VirtualMic, events: Events, fixture: Fixture) -> str:
+    """Play a phrase into the microphone; the final text it produced."""
+    before = len(events.finals())
+    mic.play(fixture_path(fixture))
+    await events.until(lambda: len(events.finals()) > before)
+    return events.finals()[-1]
+
+
+@pytest.fixture(scope="module")
+def serve_port() -> Iterator[int]:
+    process, port = start_serve("--api-key", "sesame")
+    yield port
+    process.terminate()
+    process.wait(timeout=30)
+
+
+def remote(port: int, api_key: str = "sesame") -> EngineSettings:
+    return EngineSettings(kind="remote", server_url=f"ws://127.0.0.1:{port}", api_key=api_key)
+
+
+def test_switching_engines_while_listening_keeps_listening_and_the_transcript(
+    virtual_mic: VirtualMic, speech: dict[str, Fixture], serve_port: int
+) -> None:
+    async def scenario() -> None:
+        controller = Controller(Settings())
+        events = Events(controller)
+        assert await controller.load_engine()
+        controller.start_listening()
+        assert_recognized(speech["command00-slt"], await say(virtual_mic, events, speech["command00-slt"]))
+
+        assert await controller.switch_engine(remote(serve_port))
+        assert controller.listening and controller.engine_status.state == EngineState.READY
+        assert [e.listening for e in events.seen if isinstance(e, ListeningChanged)] == [True, False, True]
+        assert_recognized(speech["command01-slt"], await say(virtual_mic, events, speech["command01-slt"]))
+
+        assert await controller.switch_engine(EngineSettings(kind="builtin"))
+        assert_recognized(speech["command02-slt"], await say(virtual_mic, events, speech["command02-slt"]))
+        for name in ("command00-slt", "command01-slt", "command02-slt"):
+            assert_heard_in(speech[name], controller.transcript.text())
+        await controller.aclose()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("make_choice", "expected"),
+    [
+        (lambda port: remote(port, api_key="wrong"), "refused the API key"),
+        (lambda port: remote(free_port()), "cannot reach the speech server"),
+        (lambda port: EngineSettings(kind="vllm", vllm_model="no/such-model"), ""),
+    ],
+    ids=["wrong-api-key", "unreachable-server", "vllm-unavailable"],
+)
+def test_an_engine_that_cannot_start_is_a_plain_problem_not_a_crash(
+    make_choice: object, expected: str, serve_port: int
+) -> None:
+    async def scenario() -> None:
+        settings = Settings()
+        settings.engine = make_choice(serve_port)  # type: ignore[operator]
+        controller = Controller(settings)
+        events = Events(controller)
+        assert not await controller.load_engine()
+        assert controller.engine_status.state == EngineState.FAILED
+        (problem,) = events.problems()
+        assert expected in problem and "Traceback" not in problem
+        controller.start_listening()  # nothing to listen with: said so, nothing raised
+        assert not controller.listening and "no speech engine is running" in events.problems()[-1]
+        assert await controller.switch_engine(EngineSettings(kind="builtin"))  # the user picks another one
+        await controller.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_remote_connection_dropped_mid_utterance_reconnects_and_loses_nothing_committed(
+    virtual_mic: VirtualMic, speech: dict[str, Fixture], serve_port: int
+) -> None:
+    async def scenario() -> None:
+        async with CuttableProxy(serve_port) as proxy:
+            settings = Settings()
+            settings.engine = remote(proxy.port)
+            controller = Controller(settings)
+            events = Events(controller)
+            assert await controller.load_engine()
+            controller.start_listening()
+            first = await say(virtual_mic, events, speech["command00-slt"])
+            virtual_mic.play(fixture_path(speech["command01-slt"]))
+            await asyncio.sleep(1.2)  # into the phrase: its stream is open
+            proxy.cut()
+            await events.until(lambda: EngineState.RECONNECTING in events.states())
+            await events.until(lambda: len(events.finals()) >= 2)
+            await events.until(lambda: controller.engine_status.state == EngineState.READY)
+            after = await say(virtual_mic, events, speech["command02-slt"])
+            assert_recognized(speech["command00-slt"], first)
+            assert_recognized(speech["command02-slt"], after)
+            assert first in normalize_text(controller.transcript.text())
+            await controller.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_hold_to_talk_listens_while_held_and_finishes_the_utterance_on_release(
+    virtual_mic: VirtualMic, speech: dict[str, Fixture]
+) -> None:
+    async def scenario() -> None:
+        controller = Controller(Settings())
+        events = Events(controller)
+        loading = asyncio.ensure_future(controller.load_engine())
+        await events.until(lambda: EngineState.LOADING in events.states())
+        controller.hold_pressed()  # pressed while the engine loads: listening starts once it is ready
+        await loading
+        await events.until(lambda: controller.listening)
+        player = virtual_mic.play(fixture_path(speech["command09-slt"]))
+        await asyncio.to_thread(player.wait)
+        controller.hold_released()  # straight after the phrase, before the silence that would end it
+        await events.until(lambda: not controller.listening and len(events.finals()) == 1)
+        assert_recognized(speech["command09-slt"], events.finals()[0])
+        controller.toggle_listening()
+        assert controller.listening
+        controller.hold_released()  # not started by holding: releasing does not stop it
+        assert controller.listening
+        await controller.aclose()
+
+    asyncio.run(scenario())
