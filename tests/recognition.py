@@ -180,7 +180,7 @@ def assert_begins(fixture: Fixture, text: str) -> None:
 def _speed(factor: float) -> Callable[[np.ndarray], np.ndarray]:
     def perturb(audio: np.ndarray) -> np.ndarray:
         # Played ``factor`` times faster: tempo and pitch both shift, as a tape would.
-        return soxr.resample(audio, RATE * factor, RATE).astype(np.float32)
+        return np.asarray(soxr.resample(audio, RATE * factor, RATE), dtype=np.float32)
 
     return perturb
 
@@ -199,7 +199,7 @@ def pink_noise(samples: int, seed: int) -> np.ndarray:
     spectrum[1:] /= np.sqrt(frequencies[1:])
     spectrum[0] = 0
     noise = np.fft.irfft(spectrum, samples)
-    return noise / np.sqrt(np.mean(noise**2))
+    return np.asarray(noise / np.sqrt(np.mean(noise**2)))
 
 
 def _noise(snr_db: float) -> Callable[[np.ndarray], np.ndarray]:

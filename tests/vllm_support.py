@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 import pytest
@@ -14,7 +15,19 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 TINY_MODEL_DIR = REPO / "build" / "tiny-voxtral"
 SERVED_NAME = "tinyvox"
-ENGINE_OPTIONS = {
+
+
+class EngineOptions(TypedDict):
+    """The VllmSettings fields the tests fix (small and deterministic on a CPU)."""
+
+    dtype: str
+    enforce_eager: bool
+    max_model_len: int
+    max_num_seqs: int
+    seed: int
+
+
+ENGINE_OPTIONS: EngineOptions = {
     "dtype": "float32",
     "enforce_eager": True,
     "max_model_len": 1024,

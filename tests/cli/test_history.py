@@ -95,7 +95,8 @@ def test_export_formats_to_stdout_and_to_files(
     target = tmp_path / "weather.vtt"  # format from the extension
     assert main(["history", "export", str(weather), "--output", str(target)]) == 0
     assert capsys.readouterr().out == ""
-    assert [c.text for c in webvtt.read(str(target))] == ["The weather today is sunny.", "Tomorrow it will rain."]
+    captions = webvtt.read(str(target)).captions
+    assert [c.text for c in captions] == ["The weather today is sunny.", "Tomorrow it will rain."]
 
     assert main(["history", "export", str(weather), "-f", "json", "-o", str(tmp_path / "w.txt")]) == 0
     payload = json.loads((tmp_path / "w.txt").read_text())  # --format wins over the extension

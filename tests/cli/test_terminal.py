@@ -3,9 +3,9 @@ import json
 
 from voxdesk.app.files.transcription import TimedEvent
 from voxdesk.cli.terminal import LiveTranscriptPrinter, event_to_json
-from voxdesk.engine import ProvisionalText, StreamError, TextDelta, UtteranceDone
+from voxdesk.engine import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone
 
-EVENTS = [
+EVENTS: list[EngineEvent] = [
     ProvisionalText("Set a timer.", 0.9),
     TextDelta("Set a", 1.4),
     ProvisionalText(" timer for five.", 1.4),

@@ -18,7 +18,7 @@ from voxdesk.engine.clock import DeliveryClock
 from voxdesk.engine.whisper_decoder import model_directory, verify_model
 
 
-def check_accuracy(label: str, speech: dict[str, Fixture], fast_transcripts: dict) -> None:
+def check_accuracy(label: str, speech: dict[str, Fixture], fast_transcripts: dict[str, TranscriptionReport]) -> None:
     """The word error rate over ``ACCURACY[label]``'s fixtures is within its bound."""
     bound = ACCURACY[label]
     references = [speech[n].text for n in bound.fixtures]
@@ -51,7 +51,9 @@ def check_invariants(report: TranscriptionReport) -> None:
 
 
 @pytest.mark.parametrize("voice", ["slt", "espeak"])
-def test_commands_are_recognized(voice: str, speech: dict[str, Fixture], fast_transcripts: dict) -> None:
+def test_commands_are_recognized(
+    voice: str, speech: dict[str, Fixture], fast_transcripts: dict[str, TranscriptionReport]
+) -> None:
     check_accuracy(f"commands-{voice}", speech, fast_transcripts)
     for name in ACCURACY[f"commands-{voice}"].fixtures:
         check_invariants(fast_transcripts[name])
@@ -59,14 +61,14 @@ def test_commands_are_recognized(voice: str, speech: dict[str, Fixture], fast_tr
 
 @pytest.mark.parametrize("voice", ["slt", "espeak"])
 def test_dictation_passage_is_recognized_in_full(
-    voice: str, speech: dict[str, Fixture], fast_transcripts: dict
+    voice: str, speech: dict[str, Fixture], fast_transcripts: dict[str, TranscriptionReport]
 ) -> None:
     check_accuracy(f"passage-{voice}", speech, fast_transcripts)
     check_invariants(fast_transcripts[f"passage-{voice}"])
 
 
 def test_speech_longer_than_one_whisper_window_is_cut_and_kept_whole(
-    speech: dict[str, Fixture], fast_transcripts: dict
+    speech: dict[str, Fixture], fast_transcripts: dict[str, TranscriptionReport]
 ) -> None:
     # The 28 s passage has no pause long enough to end an utterance, so the engine must cut
     # it at a segment boundary (max_utterance_seconds=20) without losing or repeating words.
@@ -75,7 +77,9 @@ def test_speech_longer_than_one_whisper_window_is_cut_and_kept_whole(
     assert_reaches_end(speech["passage-slt"], report.text)
 
 
-def test_a_long_recording_is_transcribed_to_the_end(speech: dict[str, Fixture], fast_transcripts: dict) -> None:
+def test_a_long_recording_is_transcribed_to_the_end(
+    speech: dict[str, Fixture], fast_transcripts: dict[str, TranscriptionReport]
+) -> None:
     fixture = speech["long-slt"]
     assert fixture.duration >= 60
     report = fast_transcripts["long-slt"]
@@ -89,7 +93,9 @@ def test_a_long_recording_is_transcribed_to_the_end(speech: dict[str, Fixture], 
 
 
 @pytest.mark.parametrize("name", ["silence", "noise"])
-def test_silence_and_noise_give_an_empty_transcript(name: str, fast_transcripts: dict) -> None:
+def test_silence_and_noise_give_an_empty_transcript(
+    name: str, fast_transcripts: dict[str, TranscriptionReport]
+) -> None:
     report = fast_transcripts[name]
     assert report.text == ""
     assert not [t for t in report.timeline if isinstance(t.event, TextDelta | ProvisionalText) and t.event.text]
@@ -119,7 +125,7 @@ def test_text_appears_while_speech_is_still_going_on(
 
 
 def test_many_small_and_empty_chunks_give_the_same_words(
-    engine: BuiltinEngine, speech: dict[str, Fixture], fixture_audio: dict
+    engine: BuiltinEngine, speech: dict[str, Fixture], fixture_audio: dict[str, np.ndarray]
 ) -> None:
     audio = fixture_audio["command09-slt"]
 
@@ -172,7 +178,7 @@ def test_leaving_a_session_early_frees_it(
                 await asyncio.sleep(0)
                 yield audio[start : start + 1600]
 
-    async def first_text() -> EngineEvent:
+    async def first_text() -> TextDelta:
         async for event in engine.stream(endless()):
             if isinstance(event, TextDelta):
                 return event

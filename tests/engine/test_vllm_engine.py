@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
@@ -28,6 +29,8 @@ from voxdesk.engine.vllm_engine import VllmEngine, VllmSettings
 
 pytestmark = [pytest.mark.vllm, requires_vllm]
 
+T = TypeVar("T")
+
 
 class EngineThread:
     """The engine lives on one event loop for the whole module (vLLM's client is bound to it)."""
@@ -35,7 +38,7 @@ class EngineThread:
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
 
-    def run(self, coroutine):  # type: ignore[no-untyped-def]
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return self.loop.run_until_complete(coroutine)
 
 

@@ -169,7 +169,7 @@ def test_export_writes_the_format_of_the_extension(
         (3.5, "Tomorrow it will rain."),
     ]
     qtbot.mouseClick(panel.export_button, Qt.MouseButton.LeftButton)  # no extension: the chosen filter's
-    assert [c.end for c in webvtt.read(str(tmp_path / "weather.vtt"))] == ["00:00:02.250", "00:00:05.000"]
+    assert [c.end for c in webvtt.read(str(tmp_path / "weather.vtt")).captions] == ["00:00:02.250", "00:00:05.000"]
 
 
 def test_export_of_search_results_and_a_failed_export(

@@ -29,6 +29,13 @@ def make_window(qtbot: QtBot) -> tuple[Controller, MainWindow]:
     return controller, window
 
 
+def cell(window: MainWindow, row: int, column: int) -> str:
+    """The text of one cell of the utterance list."""
+    item = window.utterance_list.topLevelItem(row)
+    assert item is not None, f"no row {row}"
+    return item.text(column)
+
+
 def provisional_fragments(window: MainWindow) -> list[str]:
     """Text shown italic in the provisional colour (and not in the normal text colour)."""
     view = window.transcript_view
@@ -54,13 +61,13 @@ def test_provisional_tail_is_shown_apart_from_committed_text(qtbot: QtBot) -> No
     assert window.transcript_view.committed_text() == "Open the"
     assert window.transcript_view.provisional_text() == "brow"
     assert provisional_fragments(window) == ["brow"]  # italic and greyed; the committed text is not
-    assert window.utterance_list.topLevelItem(0).text(1) == "Open the brow"
+    assert cell(window, 0, 1) == "Open the brow"
 
     final = Utterance(1, committed="Open the browser.", start=1.2, end=2.1, final=True)
     controller.report(TranscriptChanged(final))
     assert window.transcript_view.provisional_text() == ""
     assert provisional_fragments(window) == []
-    assert window.utterance_list.topLevelItem(0).text(0) == "00:01.2 - 00:02.1"
+    assert cell(window, 0, 0) == "00:01.2 - 00:02.1"
 
 
 def test_latency_readout_shows_the_last_utterance_and_the_session_median(qtbot: QtBot) -> None:
@@ -71,8 +78,8 @@ def test_latency_readout_shows_the_last_utterance_and_the_session_median(qtbot: 
         controller.report(UtteranceFinal(utterance))
     text = window.latency_label.text()
     assert "first text 0.45 s" in text and "final 0.80 s" in text and "median 0.80 s over 3" in text
-    assert window.utterance_list.topLevelItem(1).text(2) == "0.50 s"
-    assert window.utterance_list.topLevelItem(1).text(3) == "0.90 s"
+    assert cell(window, 1, 2) == "0.50 s"
+    assert cell(window, 1, 3) == "0.90 s"
 
 
 def test_engine_status_loading_progress_then_failure_in_plain_words(qtbot: QtBot) -> None:

@@ -103,7 +103,7 @@ def test_srt_parses_with_the_srt_library() -> None:
 def test_vtt_parses_with_webvtt_py() -> None:
     text = export_session(SESSION, UTTERANCES, "vtt")
     assert text.startswith("WEBVTT\n")
-    captions = list(webvtt.from_string(text))
+    captions = webvtt.from_string(text).captions
     assert [html.unescape(c.text) for c in captions] == [
         "Open the browser.",
         "Fish & chips <b>now</b> --> later",
@@ -141,8 +141,8 @@ def test_search_hits_export_oldest_session_first(tmp_path: Path) -> None:
     assert [h.session.id for h in hits] == [second, first, first]  # search: newest first
     cues = list(srt.parse(export_hits(hits, "srt")))
     assert [c.content for c in cues] == ["weather again", "the weather is fine", "weather in Paris"]
-    captions = list(webvtt.from_string(export_hits(hits, "vtt")))
-    assert [c.identifier.split(",")[0] for c in captions] == [f"session {first}"] * 2 + [f"session {second}"]
+    captions = webvtt.from_string(export_hits(hits, "vtt")).captions
+    assert [str(c.identifier).split(",")[0] for c in captions] == [f"session {first}"] * 2 + [f"session {second}"]
     assert [vtt_seconds(c.start) for c in captions] == [1.0, 5.0, 0.5]
     lines = export_hits(hits, "txt").splitlines()
     assert lines[0].startswith(f"[session {first}, ") and lines[0].endswith("00:00:01.000] weather again")
@@ -183,7 +183,7 @@ def test_srt_cues_of_real_speech_match_its_known_bounds(long_recording: tuple[Fi
 
 def test_vtt_cues_of_real_speech_match_its_known_bounds(long_recording: tuple[Fixture, HistoryStore, int]) -> None:
     fixture, store, session = long_recording
-    captions = list(webvtt.from_string(export_session(store.session(session), store.utterances(session), "vtt")))
+    captions = webvtt.from_string(export_session(store.session(session), store.utterances(session), "vtt")).captions
     starts, ends = _errors(fixture.speech, [(vtt_seconds(c.start), vtt_seconds(c.end)) for c in captions])
     assert max(starts) < TOLERANCE
     assert max(ends) < TOLERANCE
