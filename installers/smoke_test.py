@@ -6,7 +6,7 @@ PROGRAM is the bundle's console executable (Linux: voxdesk, Windows: voxdesk-cli
 Voxdesk.app/Contents/MacOS/voxdesk). Checks, each in a fresh process with a throw-away home
 folder: ``--version``; ``transcribe hello.flac --fast`` with the built-in engine gives the
 sample's words; the window opens offscreen and closes by itself once the engine is ready
-(``VOXDESK_SMOKE_TEST=1``, see ui/desktop.py); ``--engine vllm`` fails with one plain line.
+(``VOXDESK_SMOKE_TEST=1``, see ui/smoke_test.py); ``--engine vllm`` fails with one plain line.
 ``--gui`` also starts the windowed executable (Windows: voxdesk.exe) and checks it exits 0.
 Used by .github/workflows/installers.yml; needs only the standard library. The Linux test
 suite (tests/installers) runs the same checks and more on the installed .deb.

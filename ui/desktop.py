@@ -4,28 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import signal
 import sys
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
-from voxdesk.app.actions import ActionCenter, Services
-from voxdesk.app.history.live import LiveHistory
+from voxdesk.app.actions import Services
+from voxdesk.app.assistant import Assistant
 from voxdesk.app.history.store import HistoryError, HistoryStore
 from voxdesk.app.hotkeys import GlobalHotkeys
-from voxdesk.app.listening.capture import CaptureState, CaptureStatus, MicrophoneUnavailable, list_input_devices
-from voxdesk.app.listening.controller import Controller
-from voxdesk.app.listening.events import ControllerEvent, EngineState, EngineStatus, ListeningChanged, Problem
+from voxdesk.app.listening.capture import MicrophoneUnavailable, list_input_devices
+from voxdesk.app.listening.events import ControllerEvent, ListeningChanged, Problem
 from voxdesk.app.resources import resource_path
 from voxdesk.app.settings import Settings, load_settings, save_settings
-from voxdesk.app.voice_actions import VoiceActions
+from voxdesk.ui import smoke_test
 from voxdesk.ui.actions_panel import ActionsPanel
 from voxdesk.ui.desktop_services import QtClipboard, TrayNotifier
 from voxdesk.ui.history_panel import HistoryPanel
@@ -67,7 +64,7 @@ def display_problem() -> str | None:
 
 
 class Desktop:
-    """Everything the running app is made of, joined together."""
+    """The window, tray and shortcuts, joined to the :class:`Assistant` they drive."""
 
     def __init__(
         self,
@@ -80,20 +77,29 @@ class Desktop:
         """``action_services`` replaces the desktop's real opener, launcher, keyboard... (tests)."""
         self.settings = settings
         self.save_changes = save_changes
-        self.controller = Controller(settings)
+        services = action_services or Services()
+        services.clipboard = services.clipboard or QtClipboard()
+        self.history_panel, history_store, history_problem = self._open_history()
+        self.assistant = Assistant(settings, services, history_store)
+        self.controller = self.assistant.controller
         self.hotkeys = self._make_hotkeys()
         self.window = MainWindow(self.controller)
         self.window.settings_requested.connect(self.open_settings)
         self.window.quit_requested.connect(self.quit)
-        self.history, self.history_panel = self._open_history()
+        if self.history_panel is not None:
+            self.window.add_panel(self.history_panel, "&History")
+        else:
+            self.window.show_problem(history_problem)
         self.tray = self._make_tray()
-        self.actions = self._make_actions(action_services or Services())
+        services.notifier = services.notifier or TrayNotifier(self.tray)
+        self.assistant.center.add_mode_listener(self._remember_mode)
+        self.window.add_panel(ActionsPanel(self.assistant.center), "&Actions")
         self._quit = asyncio.Event()
         for warning in warnings:
             self.window.show_problem(warning)
 
-    def _open_history(self) -> tuple[LiveHistory | None, HistoryPanel | None]:
-        """The live session's writer and the history panel, each with its own connection."""
+    def _open_history(self) -> tuple[HistoryPanel | None, HistoryStore | None, str]:
+        """The history panel and the live session's store, each its own connection; else why not."""
         history = self.settings.history
 
         def open_store() -> HistoryStore:
@@ -101,21 +107,9 @@ class Desktop:
 
         try:
             panel = HistoryPanel(open_store)
-            writer = LiveHistory(self.controller, open_store())
+            return panel, open_store(), ""
         except HistoryError as exc:
-            self.window.show_problem(f"history is off for this run: {exc}")
-            return None, None
-        self.window.add_panel(panel, "&History")
-        return writer, panel
-
-    def _make_actions(self, services: Services) -> VoiceActions:
-        services.clipboard = services.clipboard or QtClipboard()
-        services.notifier = services.notifier or TrayNotifier(self.tray)
-        services.stop_listening = services.stop_listening or self.controller.request_stop
-        center = ActionCenter(self.settings.actions, services)
-        center.add_mode_listener(self._remember_mode)
-        self.window.add_panel(ActionsPanel(center), "&Actions")
-        return VoiceActions(self.controller, center, self.history)
+            return None, None, f"history is off for this run: {exc}"
 
     def _remember_mode(self, mode: str) -> None:
         self.controller.settings.actions.mode = mode
@@ -165,13 +159,10 @@ class Desktop:
         self.window.shortcut_note = self.hotkeys.start() or ""
         if self.window.shortcut_note:
             self.window.statusBar().showMessage(self.window.shortcut_note, 10000)
-        await self.controller.load_engine()
+        await self.assistant.start()
         await self._quit.wait()
         self.hotkeys.stop()
-        await self.controller.aclose()
-        await self.actions.aclose()
-        if self.history is not None:
-            self.history.store.close()
+        await self.assistant.aclose()
         if self.history_panel is not None:
             self.history_panel.close_store()
         if self.tray is not None:
@@ -199,8 +190,7 @@ class Desktop:
             except OSError as exc:
                 self.window.show_problem(f"could not save the settings: {exc}")
         shortcuts_changed = settings.listening != self.controller.settings.listening
-        await self.controller.apply_settings(settings)
-        self.actions.center.update_settings(settings.actions)
+        await self.assistant.apply_settings(settings)
         if shortcuts_changed:
             self.hotkeys.stop()
             self.hotkeys = self._make_hotkeys()
@@ -211,49 +201,6 @@ class Desktop:
         error = context.get("exception")
         logger.error("unexpected error: %s", context.get("message"), exc_info=error)
         self.controller.report(Problem(f"something went wrong: {error or context.get('message')}"))
-
-
-def _smoke_test(desktop: Desktop, mode: str) -> None:
-    """``VOXDESK_SMOKE_TEST=1`` (installer tests and timings; not for users): quit as Ctrl+Q does
-    once the engine is ready or has failed, after printing one line on stdout,
-    ``voxdesk smoke test: {...}``: ``time.monotonic()`` marks "window shown" and "engine ready"
-    (or "engine failed" and its "problem"). ``VOXDESK_SMOKE_TEST=listen`` also starts listening
-    at once and quits when the microphone delivers audio ("first audio captured") or fails."""
-    marks: dict[str, object] = {}
-
-    def finish() -> None:
-        print(f"voxdesk smoke test: {json.dumps(marks)}", flush=True)
-        desktop.quit()
-
-    def note(event: ControllerEvent) -> None:
-        if "done" in marks:
-            return
-        if isinstance(event, EngineStatus) and event.state == EngineState.LOADING and "window shown" not in marks:
-            marks["window shown"] = time.monotonic()  # run() shows the window, then loads the engine
-            marks["window visible"] = desktop.window.isVisible()
-            if mode == "listen":
-                desktop.controller.start_listening()  # starts when the engine is ready
-        elif isinstance(event, EngineStatus) and event.state in (EngineState.READY, EngineState.FAILED):
-            marks[f"engine {event.state.value}"] = time.monotonic()
-            marks["shortcut note"] = desktop.window.shortcut_note  # why system-wide keys are off, if they are
-            if event.state == EngineState.FAILED:
-                marks["problem"] = event.detail
-            if mode != "listen" or event.state == EngineState.FAILED:
-                marks["done"] = True
-                finish()
-        elif isinstance(event, CaptureStatus) and mode == "listen":
-            if event.state == CaptureState.LOST:
-                marks["problem"] = event.message
-            else:
-                marks["first audio captured"] = time.monotonic()
-            marks["done"] = True
-            finish()
-        elif isinstance(event, Problem) and mode == "listen" and "engine ready" in marks:
-            marks["problem"] = event.message
-            marks["done"] = True
-            finish()
-
-    desktop.controller.subscribe(note)
 
 
 def run_desktop(options: DesktopOptions) -> int:
@@ -277,8 +224,7 @@ def run_desktop(options: DesktopOptions) -> int:
         with contextlib.suppress(NotImplementedError):  # Windows has no loop signal handlers
             loop.add_signal_handler(signal_number, terminated.set)
     desktop = Desktop(settings, warnings, save_changes=True)
-    if smoke_test := os.environ.get("VOXDESK_SMOKE_TEST"):
-        _smoke_test(desktop, smoke_test)
+    smoke_test.install_from_environment(desktop.controller, desktop.window, desktop.quit)
     loop.set_exception_handler(desktop.handle_loop_exception)
     sys.excepthook = lambda kind, value, trace: desktop.handle_loop_exception(
         loop, {"message": "error in a window handler", "exception": value}

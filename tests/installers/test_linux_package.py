@@ -131,7 +131,7 @@ def seconds_since(marks: dict[str, object], name: str, started: float) -> float:
 
 
 def smoke_marks(result: subprocess.CompletedProcess[str]) -> dict[str, object]:
-    """The marks ``VOXDESK_SMOKE_TEST`` prints (ui/desktop.py)."""
+    """The marks ``VOXDESK_SMOKE_TEST`` prints (ui/smoke_test.py)."""
     lines = [line for line in result.stdout.splitlines() if line.startswith("voxdesk smoke test: ")]
     assert len(lines) == 1, result.stdout + result.stderr
     marks: dict[str, object] = json.loads(lines[0].removeprefix("voxdesk smoke test: "))

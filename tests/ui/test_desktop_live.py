@@ -122,18 +122,18 @@ def test_spoken_open_the_browser_becomes_the_action_in_the_panel(
     qtbot: QtBot, qloop: asyncio.AbstractEventLoop, virtual_mic: VirtualMic, command: Fixture
 ) -> None:
     desktop, recorder, run = start_desktop(qtbot, Settings())
-    launcher = desktop.actions.center.services.launcher
+    launcher = desktop.assistant.center.services.launcher
     assert isinstance(launcher, RecordingLauncher)
     listen(qtbot, desktop)
     play_and_wait_for_final(qtbot, virtual_mic, recorder, fixture_path(command))
     qtbot.waitUntil(lambda: launcher.apps == ["browser"], timeout=10_000)
-    (record,) = desktop.actions.center.records
+    (record,) = desktop.assistant.center.records
     assert (record.command, record.status) == ("open_browser", ActionStatus.DONE)
     tabs = desktop.window.tabs
     (panel,) = [tabs.widget(i) for i in range(tabs.count()) if tabs.tabText(i) == "&Actions"]
     assert isinstance(panel, ActionsPanel)
     assert panel.table.rowCount() == 1 and panel.status_text(record.id) == str(ActionStatus.DONE)
-    history = desktop.history
+    history = desktop.assistant.history
     assert history is not None
     (row,) = history.store.utterances(history.store.sessions()[0].id)
     assert row.action is not None and "browser" in row.action.lower()

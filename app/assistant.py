@@ -1,0 +1,45 @@
+"""The assistant without a window: the controller, the live history and the voice actions, joined."""
+
+from __future__ import annotations
+
+from voxdesk.app.actions import ActionCenter, Services
+from voxdesk.app.history.live import LiveHistory
+from voxdesk.app.history.store import HistoryStore
+from voxdesk.app.listening.controller import Controller
+from voxdesk.app.settings import Settings
+from voxdesk.app.voice_actions import VoiceActions
+
+__all__ = ["Assistant"]
+
+
+class Assistant:
+    """Listening, history and voice actions for one run; a window or a test drives it.
+
+    ``services`` are the desktop's clipboard, notifier, opener...; stopping the microphone
+    defaults to this controller's. Without ``history_store`` nothing is written to the history.
+    The executors read ``services`` when an action runs, so a service filled in after this is
+    built (the tray's notifier, which needs the window) is still used.
+    """
+
+    def __init__(self, settings: Settings, services: Services, history_store: HistoryStore | None = None) -> None:
+        self.controller = Controller(settings)
+        self.history = LiveHistory(self.controller, history_store) if history_store is not None else None
+        services.stop_listening = services.stop_listening or self.controller.request_stop
+        self.center = ActionCenter(settings.actions, services)
+        self.actions = VoiceActions(self.controller, self.center, self.history)
+
+    async def start(self) -> None:
+        """Load the engine the settings name; a failure is reported to the controller's listeners."""
+        await self.controller.load_engine()
+
+    async def apply_settings(self, settings: Settings) -> None:
+        """Use new settings: the engine, microphone and listening options, and the actions'."""
+        await self.controller.apply_settings(settings)
+        self.center.update_settings(settings.actions)
+
+    async def aclose(self) -> None:
+        """Stop listening, let the action in progress finish, close the history."""
+        await self.controller.aclose()
+        await self.actions.aclose()
+        if self.history is not None:
+            self.history.store.close()

@@ -1,0 +1,55 @@
+"""The assistant without a window: a final utterance reaches the action center and the history."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from tests.app.actions.fakes import RecordingLauncher, recording_services
+from voxdesk.app.actions import ActionStatus
+from voxdesk.app.assistant import Assistant
+from voxdesk.app.history.store import HistoryStore
+from voxdesk.app.listening.events import ListeningChanged, UtteranceFinal
+from voxdesk.app.listening.transcript import Utterance
+from voxdesk.app.settings import Settings
+
+
+def test_a_spoken_command_runs_and_is_noted_on_its_history_row(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        services = recording_services()
+        assistant = Assistant(Settings(), services, HistoryStore.open(tmp_path / "history.db"))
+        # What the controller reports while listening, without an engine or a microphone.
+        assistant.controller.report(ListeningChanged(True))
+        utterance = Utterance(id=1, committed="Open the browser.", start=0.0, end=1.0, final=True)
+        assistant.controller.report(UtteranceFinal(utterance))
+        assistant.controller.report(ListeningChanged(False))
+        for _ in range(100):
+            if assistant.center.records and assistant.center.records[0].status is ActionStatus.DONE:
+                break
+            await asyncio.sleep(0.01)
+
+        assert isinstance(services.launcher, RecordingLauncher) and services.launcher.apps == ["browser"]
+        (record,) = assistant.center.records
+        assert (record.command, record.status, record.utterance_id) == ("open_browser", ActionStatus.DONE, 1)
+        history = assistant.history
+        assert history is not None
+        (row,) = history.store.utterances(history.store.sessions()[0].id)
+        assert row.text == "Open the browser."
+        assert row.action == f"{record.preview} ({ActionStatus.DONE})"
+        assert services.stop_listening == assistant.controller.request_stop
+        await assistant.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_without_a_history_store_actions_still_run(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        services = recording_services()
+        assistant = Assistant(Settings(), services)
+        assistant.controller.report(UtteranceFinal(Utterance(id=1, committed="Open the browser.", final=True)))
+        await assistant.aclose()  # lets the action in progress finish
+
+        assert assistant.history is None
+        assert isinstance(services.launcher, RecordingLauncher) and services.launcher.apps == ["browser"]
+
+    asyncio.run(scenario())
