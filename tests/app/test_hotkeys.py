@@ -16,7 +16,7 @@ def test_qt_key_sequences_become_pynput_combinations() -> None:
     assert to_pynput_combination("Ctrl+Alt+Space") == "<ctrl>+<alt>+<space>"
     assert to_pynput_combination("Meta+Shift+F9") == "<cmd>+<shift>+<f9>"
     assert to_pynput_combination("Ctrl+K") == "<ctrl>+k"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="cannot use 'Ctrl\\+\\+' as a shortcut"):
         to_pynput_combination("Ctrl++")
 
 

@@ -22,7 +22,7 @@ def test_numbers_are_spelled(number: int, words: str) -> None:
 
 
 def test_negative_numbers_are_refused() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="negative numbers"):
         number_to_words(-1)
 
 

@@ -155,7 +155,7 @@ def test_bad_audio_raises_a_clear_error_after_the_text_already_produced(
 
     async def run() -> list[EngineEvent]:
         received: list[EngineEvent] = []
-        with pytest.raises(AudioFormatError, match="mono"):
+        with pytest.raises(AudioFormatError, match="mono"):  # noqa: PT012 - the loop is what raises
             async for event in engine.stream(then_stereo()):
                 received.append(event)
         return received
