@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import signal
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import TimedEvent, transcribe_audio
+from voxdesk.app.log import LEVELS, configure_logging
 from voxdesk.cli.history import (  # history: issue 8
     add_history_parser,
     add_transcribe_history_arguments,
@@ -30,6 +32,8 @@ from voxdesk.engine.vllm_engine import VllmSettings
 
 __all__ = ["main"]
 
+logger = logging.getLogger("voxdesk.cli")
+
 
 def _version() -> str:
     try:
@@ -45,6 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Voxdesk, a streaming desktop voice assistant. Without a command it opens the window.",
     )
     parser.add_argument("--version", action="version", version=f"voxdesk {_version()}")
+    parser.add_argument(
+        "--log-level",
+        type=str.lower,
+        choices=LEVELS,
+        help="what to log on stderr (or VOXDESK_LOG; default: info for serve and the window, else warning)",
+    )
     parser.add_argument(
         "--engine", choices=(*ENGINE_NAMES, "remote"), help="window: speech engine for this run (overrides settings)"
     )
@@ -160,9 +170,10 @@ async def _serve(args: argparse.Namespace) -> int:
     )
     engine = _create_engine(args)
     server = RealtimeServer(engine, config)  # refuses insecure binds before loading anything
-    await engine.load(lambda step, _: print(f"voxdesk serve: {step}", file=sys.stderr, flush=True))
+    await engine.load(lambda step, _: logger.info("serve: %s", step))
     await server.start()
     scheme = "wss" if config.ssl_certfile else "ws"
+    # Always shown, whatever the log level: it says where to connect (and tests read the port from it).
     print(
         f"voxdesk serve: listening on {scheme}://{config.host}:{server.port}/v1/realtime "
         f"(model {config.served_model_name!r}, engine {args.engine})",
@@ -174,7 +185,7 @@ async def _serve(args: argparse.Namespace) -> int:
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signal_number, stop.set)
     await stop.wait()
-    print("voxdesk serve: shutting down", file=sys.stderr, flush=True)
+    logger.info("serve: shutting down")
     await server.shutdown()
     await engine.aclose()
     return 0
@@ -219,9 +230,10 @@ def main(argv: list[str] | None = None, open_window: Callable[[argparse.Namespac
     args = parser.parse_args(argv)
     if args.command is None:
         if open_window is not None:
-            return open_window(args)
+            return open_window(args)  # the window sets up its own logging, with a log file
         parser.print_help()
         return 0
+    configure_logging(args.log_level, default="INFO" if args.command == "serve" else "WARNING")
     if args.command == "history":  # history: issue 8
         return run_history(args)
     try:

@@ -4,6 +4,7 @@ virtual microphone and X display, and settings kept away from the user's own."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,11 +64,21 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(autouse=True)
-def isolated_settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Settings, commands and history in a fresh folder, never the user's own."""
+def isolated_settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Settings, commands, history and logs in a fresh folder, never the user's own; the
+    ``voxdesk`` logger as it was before the test."""
     home = tmp_path_factory.mktemp("voxdesk-home")
     monkeypatch.setenv("VOXDESK_CONFIG_DIR", str(home / "config"))
     monkeypatch.setenv("VOXDESK_DATA_DIR", str(home / "data"))
+    monkeypatch.setenv("VOXDESK_LOG_DIR", str(home / "logs"))
+    monkeypatch.delenv("VOXDESK_LOG", raising=False)
+    voxdesk_logger = logging.getLogger("voxdesk")
+    handlers, level = list(voxdesk_logger.handlers), voxdesk_logger.level
+    yield
+    for handler in set(voxdesk_logger.handlers) - set(handlers):
+        voxdesk_logger.removeHandler(handler)
+        handler.close()
+    voxdesk_logger.setLevel(level)
 
 
 def _rig_unavailable(reason: str) -> None:

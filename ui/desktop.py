@@ -20,6 +20,7 @@ from voxdesk.app.history.store import HistoryError, HistoryStore
 from voxdesk.app.hotkeys import GlobalHotkeys
 from voxdesk.app.listening.capture import MicrophoneUnavailable, list_input_devices
 from voxdesk.app.listening.events import ControllerEvent, ListeningChanged, Problem
+from voxdesk.app.log import configure_logging, log_folder
 from voxdesk.app.resources import resource_path
 from voxdesk.app.settings import Settings, load_settings, save_settings
 from voxdesk.ui import smoke_test
@@ -203,11 +204,18 @@ class Desktop:
         self.controller.report(Problem(f"something went wrong: {error or context.get('message')}"))
 
 
-def run_desktop(options: DesktopOptions) -> int:
-    """Open the window and run until it is closed; the process exit status."""
+def run_desktop(options: DesktopOptions, log_level: str | None = None) -> int:
+    """Open the window and run until it is closed; the process exit status.
+
+    Logs go to stderr and to ``voxdesk.log`` in :func:`log_folder`, at ``log_level``, else
+    ``VOXDESK_LOG``, else INFO.
+    """
     if problem := display_problem():
         print(problem, file=sys.stderr)
         return 2
+    log_file = log_folder() / "voxdesk.log"
+    configure_logging(log_level, log_file=log_file, default="INFO")
+    logger.info("window starting; logging to %s", log_file)
     import qasync
 
     settings, warnings = load_settings()

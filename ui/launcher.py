@@ -11,7 +11,8 @@ from voxdesk.cli import main as cli
 def _open_window(args: argparse.Namespace) -> int:
     from voxdesk.ui.desktop import DesktopOptions, run_desktop  # Qt loads only when the window opens
 
-    return run_desktop(DesktopOptions(engine=args.engine, server=args.server, device=args.device))
+    options = DesktopOptions(engine=args.engine, server=args.server, device=args.device)
+    return run_desktop(options, log_level=args.log_level)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,8 +9,8 @@ import statistics
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeyEvent, QKeySequence
+from PySide6.QtCore import QObject, Qt, QUrl, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QIcon, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -37,6 +37,7 @@ from voxdesk.app.listening.events import (
     TranscriptChanged,
     UtteranceFinal,
 )
+from voxdesk.app.log import log_folder
 from voxdesk.app.resources import resource_path
 from voxdesk.ui.level_meter import LevelMeter
 from voxdesk.ui.settings_dialog import ENGINE_LABELS
@@ -140,6 +141,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self._add_shortcuts()
+        self._add_help_menu()
 
         self.bridge = ControllerBridge(controller)
         self.bridge.happened.connect(self.on_event)
@@ -161,6 +163,18 @@ class MainWindow(QMainWindow):
             action.setShortcut(QKeySequence(keys))
             action.triggered.connect(slot)
             menu.addAction(action)
+
+    def _add_help_menu(self) -> None:
+        menu = self.menuBar().addMenu("&Help")
+        self.open_log_folder_action = menu.addAction("Open log folder")
+        self.open_log_folder_action.triggered.connect(self.open_log_folder)
+
+    def open_log_folder(self) -> None:
+        """Show the folder of Voxdesk's log files in the file manager."""
+        folder = log_folder()
+        folder.mkdir(parents=True, exist_ok=True)
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))):
+            self.show_problem(f"could not open the log folder {folder}")
 
     def _listen_clicked(self) -> None:
         self.listen_button.setChecked(self.controller.listening)  # the controller's event sets the truth

@@ -112,6 +112,7 @@ class ServerProtocol:
         max_session_samples: audio allowed over the whole connection; beyond it appends are
             refused with ``buffer_full``.
         max_pending_samples: audio allowed to wait for a generation to start.
+        log: where to log about this connection (the server passes one that names it).
     """
 
     def __init__(
@@ -122,7 +123,9 @@ class ServerProtocol:
         max_message_samples: int = VLLM_MAX_MESSAGE_SAMPLES,
         max_session_samples: int = 4 * 3600 * SAMPLE_RATE,
         max_pending_samples: int = 60 * SAMPLE_RATE,
+        log: logging.Logger | logging.LoggerAdapter[logging.Logger] = logger,
     ) -> None:
+        self.log = log
         self.served_model = served_model
         self.skip_model_validation = skip_model_validation
         self.max_message_samples = max_message_samples
@@ -233,7 +236,7 @@ class ServerProtocol:
             raise ProtocolError(ErrorCode.MODEL_NOT_VALIDATED, MODEL_NOT_VALIDATED_MESSAGE)
         if not event.final:
             if self.generation is not Generation.IDLE:
-                logger.warning("generation already in progress, ignoring commit")  # as vLLM (§4)
+                self.log.warning("generation already in progress, ignoring commit")  # as vLLM (§4)
                 return
             self.generation = Generation.STREAMING
             self._events.append(StartGeneration())

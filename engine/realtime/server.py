@@ -15,11 +15,13 @@ import hmac
 import ipaddress
 import json
 import logging
+import secrets
 import ssl
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
@@ -65,12 +67,24 @@ class ServerConfig:
     ping_timeout: float = 20.0
 
 
+class ConnectionLog(logging.LoggerAdapter[logging.Logger]):
+    """The server's logger for one connection: every line starts ``conn <id>:``."""
+
+    def __init__(self, connection_id: str) -> None:
+        super().__init__(logger, {"connection": connection_id})
+        self.connection_id = connection_id
+
+    def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, MutableMapping[str, Any]]:
+        return f"conn {self.connection_id}: {msg}", kwargs
+
+
 @dataclass(eq=False)
 class _Connection:
     """One client: its protocol state, engine feed and generation task."""
 
     socket: ServerConnection
     protocol: ServerProtocol
+    log: ConnectionLog
     write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     feed: AudioFeed | None = None
     clock: DeliveryClock | None = None
@@ -187,11 +201,13 @@ class RealtimeServer:
     # WebSocket: one pump per connection
 
     async def _handle(self, socket: ServerConnection) -> None:
-        connection = _Connection(socket, self._new_protocol())
+        log = ConnectionLog(secrets.token_hex(2))
+        connection = _Connection(socket, self._new_protocol(log), log)
         self._connections.add(connection)
         self.metrics.connections_total.inc()
         self.metrics.connections_active.inc()
         opened = time.monotonic()
+        log.info("opened from %s", socket.remote_address)
         try:
             connection.protocol.accept()
             await connection.flush()
@@ -216,12 +232,15 @@ class RealtimeServer:
         finally:
             await self._release(connection)
             self.metrics.connections_active.dec()
-            self.metrics.connection_duration.observe(time.monotonic() - opened)
+            duration = time.monotonic() - opened
+            self.metrics.connection_duration.observe(duration)
+            log.info("closed after %.1f s", duration)
 
-    def _new_protocol(self) -> ServerProtocol:
+    def _new_protocol(self, log: ConnectionLog) -> ServerProtocol:
         config = self.config
         return ServerProtocol(
             config.served_model_name,
+            log=log,
             skip_model_validation=config.skip_model_validation,
             max_message_samples=int(config.max_message_audio * SAMPLE_RATE),
             max_session_samples=int(config.max_session_audio * SAMPLE_RATE),
@@ -230,6 +249,7 @@ class RealtimeServer:
     async def _dispatch(self, connection: _Connection) -> None:
         for action in connection.protocol.events_received():
             if isinstance(action, StartGeneration):
+                connection.log.debug("generation started")
                 connection.feed = AudioFeed(self.config.max_engine_backlog)
                 connection.clock = DeliveryClock()
                 connection.fed_samples = 0
@@ -273,14 +293,16 @@ class RealtimeServer:
                     boundary = True
                     usage = _add_usage(usage, event)
                 elif isinstance(event, StreamError):
+                    connection.log.warning("engine failed: %s", event.message)
                     protocol.generation_failed("Transcription failed; start a new commit")
                     return
                 await connection.flush()
             protocol.send_done(text, usage)
+            connection.log.debug("generation done (%d characters)", len(text))
         except ConnectionClosed:
             return
         except Exception:
-            logger.exception("realtime generation failed")
+            connection.log.exception("realtime generation failed")
             protocol.generation_failed("Internal error during transcription")
         finally:
             self.metrics.sessions_active.dec()
@@ -291,6 +313,7 @@ class RealtimeServer:
 
     async def _evict_idle(self, connection: _Connection) -> None:
         seconds = self.config.idle_timeout
+        connection.log.info("no message for %g s: closing", seconds)
         connection.protocol.send_error(ErrorCode.IDLE_TIMEOUT, f"No message for {seconds:g} s: session closed")
         with contextlib.suppress(ConnectionClosed):
             await connection.flush()
