@@ -12,14 +12,16 @@ import os
 import tempfile
 import tomllib
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 import tomli_w
 
+from voxdesk.engine.kinds import EngineKind
+
 APP_NAME = "voxdesk"
-ENGINE_KINDS = ("builtin", "vllm", "remote")
 ACTION_MODES = ("command", "dictation")
 
 
@@ -44,7 +46,7 @@ class AudioSettings:
 
 @dataclass
 class EngineSettings:
-    kind: str = "builtin"  # one of ENGINE_KINDS
+    kind: EngineKind = EngineKind.BUILTIN
     vllm_model: str = "mistralai/Voxtral-Mini-4B-Realtime-2602"
     server_url: str = "ws://127.0.0.1:8000"
     server_model: str = ""  # "" asks the server for its only model
@@ -85,11 +87,18 @@ class Settings:
     actions: ActionSettings = field(default_factory=ActionSettings)
 
 
-_CHOICES = {("engine", "kind"): ENGINE_KINDS, ("actions", "mode"): ACTION_MODES}
+_CHOICES = {("actions", "mode"): ACTION_MODES}
 
 
 def _coerce(value: Any, default: Any) -> Any:
-    """``value`` as the type of ``default``, or raise TypeError."""
+    """``value`` as the type of ``default``; TypeError for a wrong type, ValueError for a bad choice."""
+    if isinstance(default, StrEnum):
+        if isinstance(value, str):
+            try:
+                return type(default)(value)
+            except ValueError:
+                raise ValueError(f"{value!r} is not one of {', '.join(type(default))}") from None
+        raise TypeError(f"expected str, got {type(value).__name__}")
     if isinstance(default, bool):
         if isinstance(value, bool):
             return value
@@ -120,7 +129,7 @@ def settings_from_dict(data: dict[str, Any]) -> tuple[Settings, list[str]]:
                 continue
             try:
                 coerced = _coerce(value, getattr(section, key))
-            except TypeError as error:
+            except (TypeError, ValueError) as error:
                 warnings.append(f"ignored {section_name}.{key}: {error}")
                 continue
             choices = _CHOICES.get((section_name, key))

@@ -14,6 +14,7 @@ from voxdesk.app.history.recording import record_report, report_session, write_t
 from voxdesk.app.history.store import NOT_RECORDED, HistoryStore
 from voxdesk.app.settings import load_settings
 from voxdesk.engine.errors import VoxdeskError
+from voxdesk.engine.kinds import EngineKind
 
 __all__ = [
     "add_history_parser",
@@ -54,8 +55,8 @@ def check_transcribe_output(args: argparse.Namespace) -> None:
 
 def save_transcription(args: argparse.Namespace, engine_name: str, report: TranscriptionReport) -> None:
     """Record the transcription in the history (unless ``--no-history`` or history is off) and write ``--output``."""
-    model = args.model or (_BUILTIN_MODEL if engine_name == "builtin" else "")
-    if engine_name == "vllm" and not model:
+    model = args.model or (_BUILTIN_MODEL if engine_name == EngineKind.BUILTIN else "")
+    if engine_name == EngineKind.VLLM and not model:
         from voxdesk.engine.vllm_engine import VllmSettings
 
         model = VllmSettings.model

@@ -24,10 +24,10 @@ from voxdesk.cli.history import (  # history: issue 8
     save_transcription,
 )
 from voxdesk.cli.terminal import LiveTranscriptPrinter, event_to_json, print_summary
-from voxdesk.engine import ENGINE_NAMES, StreamingEngine, create_engine
+from voxdesk.engine import ENGINE_NAMES, EngineKind, StreamingEngine, create_engine
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings
-from voxdesk.engine.realtime.server import InsecureBindError, RealtimeServer, ServerConfig
+from voxdesk.engine.realtime.server import RealtimeServer, ServerConfig
 from voxdesk.engine.vllm_engine import VllmSettings
 
 __all__ = ["main"]
@@ -56,7 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="what to log on stderr (or VOXDESK_LOG; default: info for serve and the window, else warning)",
     )
     parser.add_argument(
-        "--engine", choices=(*ENGINE_NAMES, "remote"), help="window: speech engine for this run (overrides settings)"
+        "--engine",
+        choices=(*ENGINE_NAMES, EngineKind.REMOTE),
+        help="window: speech engine for this run (overrides settings)",
     )
     parser.add_argument("--server", metavar="URL", help="window: use the /v1/realtime server at URL for this run")
     parser.add_argument("--device", metavar="NAME", help="window: microphone for this run (as listed in Settings)")
@@ -70,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     transcribe.add_argument("file", type=Path, help="audio file to transcribe")
     transcribe.add_argument(
-        "--engine", choices=ENGINE_NAMES, default="builtin", help="speech engine (default: %(default)s)"
+        "--engine", choices=ENGINE_NAMES, default=EngineKind.BUILTIN, help="speech engine (default: %(default)s)"
     )
     transcribe.add_argument(
         "--fast", action="store_true", help="feed audio as fast as possible instead of in real time"
@@ -97,11 +99,11 @@ def _add_vllm_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _create_engine(args: argparse.Namespace) -> StreamingEngine:
-    if args.engine != "vllm":
+    if args.engine != EngineKind.VLLM:
         return create_engine(args.engine)
     mistral = args.tokenizer_mode == "mistral"
     return create_engine(
-        "vllm",
+        EngineKind.VLLM,
         model=args.model or VllmSettings.model,
         served_model_name=getattr(args, "served_model_name", None),
         max_model_len=args.max_model_len,
@@ -123,7 +125,9 @@ def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "/v1/models and /metrics. SIGTERM drains open transcriptions before exiting.",
     )
     defaults = ServerConfig()
-    serve.add_argument("--engine", choices=ENGINE_NAMES, default="builtin", help="speech engine (default: %(default)s)")
+    serve.add_argument(
+        "--engine", choices=ENGINE_NAMES, default=EngineKind.BUILTIN, help="speech engine (default: %(default)s)"
+    )
     serve.add_argument("--model", default="", help="model for --engine vllm (a folder or a model hub id)")
     serve.add_argument(
         "--served-model-name", help="model name clients ask for (default: voxdesk-builtin, or the vLLM model)"
@@ -154,7 +158,9 @@ def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    default_name = (args.model or VllmSettings.model) if args.engine == "vllm" else ServerConfig.served_model_name
+    default_name = (
+        (args.model or VllmSettings.model) if args.engine == EngineKind.VLLM else ServerConfig.served_model_name
+    )
     config = ServerConfig(
         served_model_name=args.served_model_name or default_name,
         host=args.host,
@@ -238,7 +244,7 @@ def main(argv: list[str] | None = None, open_window: Callable[[argparse.Namespac
         return run_history(args)
     try:
         return asyncio.run(_serve(args) if args.command == "serve" else _transcribe(args))
-    except (VoxdeskError, InsecureBindError, OSError) as exc:
+    except (VoxdeskError, OSError) as exc:
         print(f"voxdesk: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -9,7 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 from voxdesk.engine.errors import AudioBufferFull, AudioFormatError, EngineUnavailable, VoxdeskError
-from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone, UtteranceStats
+from voxdesk.engine.events import (
+    EngineEvent,
+    ProvisionalText,
+    StreamError,
+    StreamErrorCode,
+    TextDelta,
+    UtteranceDone,
+    UtteranceStats,
+)
+from voxdesk.engine.kinds import EngineKind
 from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, StreamingEngine, check_chunk
 
 __all__ = [
@@ -19,9 +28,11 @@ __all__ = [
     "AudioFeed",
     "AudioFormatError",
     "EngineEvent",
+    "EngineKind",
     "EngineUnavailable",
     "ProvisionalText",
     "StreamError",
+    "StreamErrorCode",
     "StreamingEngine",
     "TextDelta",
     "UtteranceDone",
@@ -31,22 +42,22 @@ __all__ = [
     "create_engine",
 ]
 
-ENGINE_NAMES = ("builtin", "vllm")
-"""Engines ``create_engine`` knows, the default first."""
+ENGINE_NAMES = (EngineKind.BUILTIN, EngineKind.VLLM)
+"""Engines ``create_engine`` knows, the default first (the remote one needs its own settings)."""
 
 
-def create_engine(name: str = "builtin", **options: Any) -> StreamingEngine:
-    """A new, not yet loaded engine by name; ``options`` go to the vLLM engine's settings.
+def create_engine(name: EngineKind | str = EngineKind.BUILTIN, **options: Any) -> StreamingEngine:
+    """A new, not yet loaded engine by kind; ``options`` go to the vLLM engine's settings.
 
     Raises:
         ValueError: an unknown name.
     """
-    if name == "builtin":
+    if name == EngineKind.BUILTIN:
         from voxdesk.engine.builtin import BuiltinEngine
 
         return BuiltinEngine()
-    if name == "vllm":
+    if name == EngineKind.VLLM:
         from voxdesk.engine.vllm_engine import VllmEngine, VllmSettings
 
         return VllmEngine(VllmSettings(**options))
-    raise ValueError(f"unknown engine {name!r}; choose one of: {', '.join(ENGINE_NAMES)}")
+    raise ValueError(f"unknown engine {str(name)!r}; choose one of: {', '.join(ENGINE_NAMES)}")

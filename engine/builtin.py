@@ -23,7 +23,15 @@ import numpy as np
 
 from voxdesk.engine.agreement import StablePrefix, join_words
 from voxdesk.engine.errors import AudioFormatError
-from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone, UtteranceStats
+from voxdesk.engine.events import (
+    EngineEvent,
+    ProvisionalText,
+    StreamError,
+    StreamErrorCode,
+    TextDelta,
+    UtteranceDone,
+    UtteranceStats,
+)
 from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
 from voxdesk.engine.vad import Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
 from voxdesk.engine.whisper_decoder import DecoderSettings, WhisperDecoder
@@ -163,7 +171,9 @@ class _Session:
             raise
         except Exception as exc:
             logger.exception("built-in engine session failed")
-            yield StreamError("processing_error", f"built-in engine failed: {exc}", self._position / SAMPLE_RATE)
+            yield StreamError(
+                StreamErrorCode.PROCESSING_ERROR, f"built-in engine failed: {exc}", self._position / SAMPLE_RATE
+            )
         finally:
             next_chunk.cancel()
 

@@ -1,11 +1,26 @@
-"""Errors raised by Voxdesk's engines.
+"""Every error Voxdesk raises on purpose, in one tree.
+
+Each one descends from :class:`VoxdeskError` (a few also keep a builtin base for older
+callers), so the command line catches them all: one that reaches ``voxdesk`` prints its
+message and ends with exit status 1. The second column says how each surfaces: the
+``/v1/realtime`` error code that reports the same failure, the CLI exit status, or
+"window" for errors only the desktop app meets (it shows them as a problem, never a code).
+The third names the module that defines it, below ``voxdesk``.
 
 ::
 
-    VoxdeskError
-    ├── AudioFormatError      audio that breaks the session contract (shape, type, values)
-    ├── AudioBufferFull       a push-style feed holds more unread audio than allowed
-    └── EngineUnavailable     an engine that cannot be loaded (missing package, bad model files)
+    VoxdeskError               exit 1          engine.errors        base of them all
+    ├── AudioFormatError       invalid_audio   engine.errors        audio that breaks the session contract (ValueError)
+    ├── AudioBufferFull        buffer_full     engine.errors        a push-style feed holds too much unread audio
+    ├── EngineUnavailable      exit 1          engine.errors        an engine that cannot load (missing package, model)
+    ├── ProtocolError          its own code    engine.realtime      a peer broke the protocol: ``error`` with its code
+    ├── InsecureBindError      exit 1          engine.realtime      serving beyond loopback without a key (RuntimeError)
+    ├── AudioFileError         exit 1          app.files            a file that cannot be read as audio
+    ├── HistoryError           exit 1          app.history          a history request that failed
+    ├── ExportError            exit 1          app.history          an export format that does not exist
+    ├── MicrophoneUnavailable  window          app.listening        no input device can be opened
+    ├── CommandFileError       window          app.actions          a command file that cannot be read or parsed
+    └── ActionError            window          app.actions          an action that could not be done
 """
 
 from __future__ import annotations

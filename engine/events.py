@@ -9,11 +9,13 @@ audio was sent and compute latency. ``audio_time`` never decreases along one ses
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 __all__ = [
     "EngineEvent",
     "ProvisionalText",
     "StreamError",
+    "StreamErrorCode",
     "TextDelta",
     "UtteranceDone",
     "UtteranceStats",
@@ -71,6 +73,27 @@ class UtteranceDone:
     )
 
 
+class StreamErrorCode(StrEnum):
+    """Why a session failed: the ``/v1/realtime`` error codes, then the client's own.
+
+    The values are the wire strings and may reach JSON output; never change them.
+    """
+
+    INVALID_JSON = "invalid_json"
+    UNKNOWN_EVENT = "unknown_event"
+    INVALID_EVENT = "invalid_event"
+    MODEL_NOT_FOUND = "model_not_found"
+    MODEL_NOT_VALIDATED = "model_not_validated"
+    INVALID_AUDIO = "invalid_audio"
+    PROCESSING_ERROR = "processing_error"
+    IDLE_TIMEOUT = "idle_timeout"
+    BUFFER_FULL = "buffer_full"
+    SERVER_SHUTDOWN = "server_shutdown"
+    CONNECTION_LOST = "connection_lost"  # the remote engine lost its server (retried unless fatal)
+    UNAUTHORIZED = "unauthorized"  # the server refused the connection (HTTP 401/403 and the like)
+    ERROR = "error"  # a server error without a code, or with one this list lacks
+
+
 @dataclass(frozen=True)
 class StreamError:
     """Something went wrong inside the session; text already yielded stays valid.
@@ -79,7 +102,7 @@ class StreamError:
     When ``fatal`` is true the session ends after this event.
     """
 
-    code: str
+    code: StreamErrorCode
     message: str
     audio_time: float
     fatal: bool = True

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from voxdesk.engine.errors import AudioFormatError, EngineUnavailable
-from voxdesk.engine.events import EngineEvent, StreamError, TextDelta, UtteranceDone, UtteranceStats
+from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode, TextDelta, UtteranceDone, UtteranceStats
 from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
 
 __all__ = ["VllmEngine", "VllmSettings"]
@@ -192,7 +192,7 @@ class VllmEngine:
         except AudioFormatError:
             raise
         except Exception as exc:
-            yield StreamError("processing_error", f"vLLM failed: {type(exc).__name__}", received.seconds)
+            yield StreamError(StreamErrorCode.PROCESSING_ERROR, f"vLLM failed: {type(exc).__name__}", received.seconds)
             return
         finally:
             if self._llm is not None:

@@ -23,6 +23,7 @@ from voxdesk.app.listening.events import ControllerEvent, ListeningChanged, Prob
 from voxdesk.app.log import configure_logging, log_folder
 from voxdesk.app.resources import resource_path
 from voxdesk.app.settings import Settings, load_settings, save_settings
+from voxdesk.engine.kinds import EngineKind
 from voxdesk.ui import smoke_test
 from voxdesk.ui.actions_panel import ActionsPanel
 from voxdesk.ui.desktop_services import QtClipboard, TrayNotifier
@@ -45,9 +46,9 @@ class DesktopOptions:
 
     def apply(self, settings: Settings) -> None:
         if self.server:
-            settings.engine.kind, settings.engine.server_url = "remote", self.server
+            settings.engine.kind, settings.engine.server_url = EngineKind.REMOTE, self.server
         if self.engine:
-            settings.engine.kind = self.engine
+            settings.engine.kind = EngineKind(self.engine)
         if self.device is not None:
             settings.audio.device = self.device
 

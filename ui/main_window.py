@@ -39,6 +39,7 @@ from voxdesk.app.listening.events import (
 )
 from voxdesk.app.log import log_folder
 from voxdesk.app.resources import resource_path
+from voxdesk.engine.kinds import EngineKind
 from voxdesk.ui.level_meter import LevelMeter
 from voxdesk.ui.settings_dialog import ENGINE_LABELS
 from voxdesk.ui.transcript_view import TranscriptView
@@ -182,7 +183,7 @@ class MainWindow(QMainWindow):
 
     def _engine_chosen(self, index: int) -> None:
         choice = copy.deepcopy(self.controller.settings.engine)
-        choice.kind = self.engine_selector.itemData(index)
+        choice.kind = EngineKind(self.engine_selector.itemData(index))
         if choice == self.controller.settings.engine and self.controller.engine_status.state == EngineState.READY:
             return
         self.spawn(self.controller.switch_engine(choice))

@@ -18,11 +18,12 @@ from PySide6.QtWidgets import (
 )
 
 from voxdesk.app.settings import Settings
+from voxdesk.engine.kinds import EngineKind
 
 ENGINE_LABELS = {
-    "builtin": "Built-in CPU engine",
-    "vllm": "Local GPU (vLLM)",
-    "remote": "Remote server (/v1/realtime)",
+    EngineKind.BUILTIN: "Built-in CPU engine",
+    EngineKind.VLLM: "Local GPU (vLLM)",
+    EngineKind.REMOTE: "Remote server (/v1/realtime)",
 }
 DEFAULT_DEVICE_LABEL = "System default"
 
@@ -103,15 +104,15 @@ class SettingsDialog(QDialog):
 
     def _enable_engine_fields(self) -> None:
         kind = self.engine.currentData()
-        self.vllm_model.setEnabled(kind == "vllm")
+        self.vllm_model.setEnabled(kind == EngineKind.VLLM)
         for field in (self.server_url, self.server_model, self.api_key):
-            field.setEnabled(kind == "remote")
+            field.setEnabled(kind == EngineKind.REMOTE)
 
     def settings(self) -> Settings:
         """The edited settings."""
         result = copy.deepcopy(self._settings)
         result.audio.device = self.device.currentData()
-        result.engine.kind = self.engine.currentData()
+        result.engine.kind = EngineKind(self.engine.currentData())
         result.engine.vllm_model = self.vllm_model.text().strip()
         result.engine.server_url = self.server_url.text().strip()
         result.engine.server_model = self.server_model.text().strip()

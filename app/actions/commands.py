@@ -23,6 +23,7 @@ from typing import Any
 from voxdesk.app.resources import resource_path
 from voxdesk.app.settings import config_dir
 from voxdesk.app.textnorm import normalize_text
+from voxdesk.engine.errors import VoxdeskError
 
 __all__ = [
     "ACTIONS",
@@ -67,7 +68,7 @@ _SLOT = re.compile(r"\{(\w+)(?::([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-class CommandFileError(Exception):
+class CommandFileError(VoxdeskError):
     """A command file that cannot be read or parsed at all."""
 
 

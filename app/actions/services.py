@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from voxdesk.engine.errors import VoxdeskError
+
 if TYPE_CHECKING:
     from voxdesk.app.actions.keyboard import Keyboard
 
@@ -29,7 +31,7 @@ __all__ = [
 ]
 
 
-class ActionError(Exception):
+class ActionError(VoxdeskError):
     """An action could not be done; the message is meant for the user, in plain words."""
 
 

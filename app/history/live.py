@@ -8,6 +8,7 @@ from voxdesk.app.history.store import NOT_RECORDED, HistoryError, HistoryStore
 from voxdesk.app.listening.controller import Controller
 from voxdesk.app.listening.engine_choice import describe_engine
 from voxdesk.app.listening.events import ControllerEvent, ListeningChanged, Problem, UtteranceFinal
+from voxdesk.engine.kinds import EngineKind
 
 __all__ = ["LiveHistory"]
 
@@ -60,4 +61,9 @@ class LiveHistory:
 
 def _model(controller: Controller) -> str:
     engine = controller.settings.engine
-    return {"builtin": "whisper-tiny.en", "vllm": engine.vllm_model, "remote": engine.server_model}[engine.kind]
+    models = {
+        EngineKind.BUILTIN: "whisper-tiny.en",
+        EngineKind.VLLM: engine.vllm_model,
+        EngineKind.REMOTE: engine.server_model,
+    }
+    return models[engine.kind]

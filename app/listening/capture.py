@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import soxr
 
+from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.session import SAMPLE_RATE
 
 __all__ = [
@@ -41,7 +42,7 @@ STALL_SECONDS = 1.0  # no audio for this long from an open stream means the devi
 RETRY_SECONDS = 1.0
 
 
-class MicrophoneUnavailable(Exception):
+class MicrophoneUnavailable(VoxdeskError):
     """No input device can be opened; the message says why in plain words."""
 
 

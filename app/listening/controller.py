@@ -25,7 +25,8 @@ from voxdesk.app.listening.session import ListeningSession
 from voxdesk.app.listening.transcript import Transcript
 from voxdesk.app.settings import EngineSettings, Settings
 from voxdesk.engine.errors import EngineUnavailable
-from voxdesk.engine.events import StreamError
+from voxdesk.engine.events import StreamError, StreamErrorCode
+from voxdesk.engine.kinds import EngineKind
 from voxdesk.engine.session import StreamingEngine
 
 __all__ = ["CaptureFactory", "Controller", "EngineFactory"]
@@ -125,7 +126,7 @@ class Controller:
             logger.exception("engine failed to load")
             return await self._load_failed(engine, f"the speech engine could not start: {exc}")
         self._engine = engine
-        self._set_status(EngineState.READY, "connected" if self.settings.engine.kind == "remote" else "ready")
+        self._set_status(EngineState.READY, "connected" if self.settings.engine.kind == EngineKind.REMOTE else "ready")
         if self._listen_when_ready:
             self._listen_when_ready = False
             self.start_listening(self._hold_to_talk)
@@ -142,10 +143,10 @@ class Controller:
         return False
 
     def _on_stream_error(self, error: StreamError) -> None:
-        if not error.fatal and error.code == "connection_lost":
+        if not error.fatal and error.code == StreamErrorCode.CONNECTION_LOST:
             self._set_status(EngineState.RECONNECTING, error.message)
             return
-        if error.code in ("unauthorized", "connection_lost"):
+        if error.code in (StreamErrorCode.UNAUTHORIZED, StreamErrorCode.CONNECTION_LOST):
             self._set_status(EngineState.FAILED, error.message)
         self._emit(Problem(error.message))
 

@@ -30,7 +30,15 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from voxdesk.engine.errors import EngineUnavailable
-from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone, UtteranceStats
+from voxdesk.engine.events import (
+    EngineEvent,
+    ProvisionalText,
+    StreamError,
+    StreamErrorCode,
+    TextDelta,
+    UtteranceDone,
+    UtteranceStats,
+)
 from voxdesk.engine.realtime.events import (
     ErrorCode,
     ErrorEvent,
@@ -48,6 +56,14 @@ __all__ = ["RemoteEngine", "RemoteSettings", "backoff", "encode_audio"]
 
 # Errors after which retrying the same request cannot help.
 _FATAL_CODES = {ErrorCode.MODEL_NOT_FOUND, ErrorCode.INVALID_EVENT, ErrorCode.MODEL_NOT_VALIDATED}
+
+
+def _stream_code(code: str | None) -> StreamErrorCode:
+    """A server's ``error.code`` as a stream error code; one Voxdesk does not know is ``error``."""
+    try:
+        return StreamErrorCode(code or StreamErrorCode.ERROR)
+    except ValueError:
+        return StreamErrorCode.ERROR
 
 
 @dataclass(frozen=True)
@@ -197,17 +213,19 @@ class _RemoteSession:
                         yield event
                     return
             except InvalidStatus as refused:
-                yield StreamError("unauthorized", self._engine._refusal(refused), self._time())
+                yield StreamError(StreamErrorCode.UNAUTHORIZED, self._engine._refusal(refused), self._time())
                 return
             except (_ConnectionLost, ConnectionClosed, OSError, InvalidHandshake, TimeoutError) as lost:
                 failures += 1
                 if failures > self._engine.settings.max_retries:
                     yield StreamError(
-                        "connection_lost", f"gave up reconnecting to {self._engine.url}: {lost}", self._time()
+                        StreamErrorCode.CONNECTION_LOST,
+                        f"gave up reconnecting to {self._engine.url}: {lost}",
+                        self._time(),
                     )
                     return
                 yield StreamError(
-                    "connection_lost",
+                    StreamErrorCode.CONNECTION_LOST,
                     f"connection to the speech server lost ({lost}); reconnecting",
                     self._time(),
                     fatal=False,
@@ -241,7 +259,7 @@ class _RemoteSession:
                     return
                 elif isinstance(event, ErrorEvent):
                     fatal = event.code in _FATAL_CODES or event.code == ErrorCode.PROCESSING_ERROR
-                    yield StreamError(event.code or "error", event.error, self._time(), fatal=fatal)
+                    yield StreamError(_stream_code(event.code), event.error, self._time(), fatal=fatal)
                     if fatal:
                         return
         finally:

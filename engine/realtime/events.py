@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from voxdesk.engine.errors import VoxdeskError
+
 __all__ = [
     "CLIENT_EVENTS",
     "ClientEvent",
@@ -54,7 +56,7 @@ class ErrorCode(StrEnum):
     SERVER_SHUTDOWN = "server_shutdown"
 
 
-class ProtocolError(Exception):
+class ProtocolError(VoxdeskError):
     """A peer's message broke the protocol; it becomes one ``error`` event."""
 
     def __init__(self, code: ErrorCode, message: str) -> None:

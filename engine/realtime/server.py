@@ -29,6 +29,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from voxdesk.engine.clock import DeliveryClock
+from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.events import ProvisionalText, StreamError, TextDelta, UtteranceDone
 from voxdesk.engine.realtime.events import ErrorCode, Usage
 from voxdesk.engine.realtime.metrics import CONTENT_TYPE, RealtimeMetrics
@@ -40,7 +41,7 @@ __all__ = ["InsecureBindError", "RealtimeServer", "ServerConfig", "running_serve
 logger = logging.getLogger(__name__)
 
 
-class InsecureBindError(RuntimeError):
+class InsecureBindError(VoxdeskError, RuntimeError):
     """Refusal to listen beyond loopback without an API key."""
 
 

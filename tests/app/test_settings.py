@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from voxdesk.app.settings import Settings, load_settings, save_settings, settings_path
+from voxdesk.engine import EngineKind
 
 
 def test_defaults_when_there_is_no_file(tmp_path: Path) -> None:
@@ -16,7 +17,7 @@ def test_defaults_when_there_is_no_file(tmp_path: Path) -> None:
 def test_round_trip_through_the_config_folder() -> None:
     settings = Settings()
     settings.audio.device = "USB Microphone"
-    settings.engine.kind, settings.engine.server_url, settings.engine.api_key = "remote", "wss://asr:8000", "k"
+    settings.engine.kind, settings.engine.server_url, settings.engine.api_key = EngineKind.REMOTE, "wss://asr:8000", "k"
     settings.listening.silence_ms, settings.history.keep, settings.actions.llm_timeout_s = 450, False, 2.5
     path = save_settings(settings)
     assert path == settings_path() and path.read_text().startswith("[audio]")
@@ -48,3 +49,21 @@ def test_a_broken_file_gives_defaults_and_one_warning(tmp_path: Path) -> None:
     path.write_text("[engine\nkind = ")
     settings, (warning,) = load_settings(path)
     assert settings == Settings() and str(path) in warning and "default settings" in warning
+
+
+def test_every_engine_kind_round_trips_as_its_plain_string(tmp_path: Path) -> None:
+    for kind in EngineKind:
+        settings = Settings()
+        settings.engine.kind = kind
+        path = save_settings(settings, tmp_path / f"{kind}.toml")
+        assert f'kind = "{kind.value}"' in path.read_text()
+        loaded, warnings = load_settings(path)
+        assert warnings == [] and loaded.engine.kind is kind
+
+
+def test_an_engine_kind_of_the_wrong_type_falls_back(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_text("[engine]\nkind = 2\n")
+    settings, warnings = load_settings(path)
+    assert settings.engine.kind is EngineKind.BUILTIN
+    assert warnings == ["ignored engine.kind: expected str, got int"]

@@ -3,7 +3,7 @@ import json
 
 from voxdesk.app.files.transcription import TimedEvent
 from voxdesk.cli.terminal import LiveTranscriptPrinter, event_to_json
-from voxdesk.engine import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone
+from voxdesk.engine import EngineEvent, ProvisionalText, StreamError, StreamErrorCode, TextDelta, UtteranceDone
 
 EVENTS: list[EngineEvent] = [
     ProvisionalText("Set a timer.", 0.9),
@@ -26,7 +26,7 @@ def test_on_a_terminal_the_line_is_redrawn_with_the_tail_dimmed() -> None:
 def test_elsewhere_only_finished_utterances_are_printed() -> None:
     out = io.StringIO()
     printer = LiveTranscriptPrinter(out, interactive=False)
-    for event in [*EVENTS, StreamError("processing_error", "boom", 2.0)]:
+    for event in [*EVENTS, StreamError(StreamErrorCode.PROCESSING_ERROR, "boom", 2.0)]:
         printer(TimedEvent(event, 0.0))
     assert out.getvalue().splitlines() == [
         "[   0.30 →    1.80] Set a timer for five minutes.",

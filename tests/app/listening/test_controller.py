@@ -27,6 +27,7 @@ from voxdesk.app.listening.events import (
 )
 from voxdesk.app.settings import EngineSettings, Settings
 from voxdesk.app.textnorm import normalize_text
+from voxdesk.engine import EngineKind
 
 SPEECH_TIMEOUT = 30.0
 
@@ -79,7 +80,7 @@ def serve_port() -> Iterator[int]:
 
 
 def remote(port: int, api_key: str = "sesame") -> EngineSettings:
-    return EngineSettings(kind="remote", server_url=f"ws://127.0.0.1:{port}", api_key=api_key)
+    return EngineSettings(kind=EngineKind.REMOTE, server_url=f"ws://127.0.0.1:{port}", api_key=api_key)
 
 
 def test_switching_engines_while_listening_keeps_listening_and_the_transcript(
@@ -97,7 +98,7 @@ def test_switching_engines_while_listening_keeps_listening_and_the_transcript(
         assert [e.listening for e in events.seen if isinstance(e, ListeningChanged)] == [True, False, True]
         assert_recognized(speech["command01-slt"], await say(virtual_mic, events, speech["command01-slt"]))
 
-        assert await controller.switch_engine(EngineSettings(kind="builtin"))
+        assert await controller.switch_engine(EngineSettings(kind=EngineKind.BUILTIN))
         assert_recognized(speech["command02-slt"], await say(virtual_mic, events, speech["command02-slt"]))
         for name in ("command00-slt", "command01-slt", "command02-slt"):
             assert_heard_in(speech[name], controller.transcript.text())
@@ -111,7 +112,7 @@ def test_switching_engines_while_listening_keeps_listening_and_the_transcript(
     [
         (lambda port: remote(port, api_key="wrong"), "refused the API key"),
         (lambda port: remote(free_port()), "cannot reach the speech server"),
-        (lambda port: EngineSettings(kind="vllm", vllm_model="no/such-model"), ""),
+        (lambda port: EngineSettings(kind=EngineKind.VLLM, vllm_model="no/such-model"), ""),
     ],
     ids=["wrong-api-key", "unreachable-server", "vllm-unavailable"],
 )
@@ -129,7 +130,7 @@ def test_an_engine_that_cannot_start_is_a_plain_problem_not_a_crash(
         assert expected in problem and "Traceback" not in problem
         controller.start_listening()  # nothing to listen with: said so, nothing raised
         assert not controller.listening and "no speech engine is running" in events.problems()[-1]
-        assert await controller.switch_engine(EngineSettings(kind="builtin"))  # the user picks another one
+        assert await controller.switch_engine(EngineSettings(kind=EngineKind.BUILTIN))  # the user picks another one
         await controller.aclose()
 
     asyncio.run(scenario())
