@@ -17,8 +17,8 @@ from voxdesk.engine import errors
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.realtime.events import ErrorCode
 
-# Modules that need an optional heavy dependency (vLLM, a platform API) are skipped by the
-# ImportError below; ui/ is left out because it needs Qt and defines no errors.
+# Modules that need a missing optional dependency (vLLM, a platform API) are skipped; a broken
+# import of our own fails the test. ui/ is left out because it needs Qt and defines no errors.
 _PACKAGES = (voxdesk.app, voxdesk.cli, voxdesk.engine)
 
 
@@ -29,8 +29,9 @@ def _modules() -> list[ModuleType]:
         for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
             try:
                 modules.append(importlib.import_module(info.name))
-            except ImportError:
-                continue
+            except ModuleNotFoundError as missing:
+                if (missing.name or "").startswith("voxdesk"):
+                    raise
     return modules
 
 
