@@ -6,21 +6,17 @@ The controller creates one :class:`ActionCenter` with the injected :class:`Servi
 
 from voxdesk.app.actions.center import ActionCenter, ActionRecord, ActionStatus, IntentFallback
 from voxdesk.app.actions.commands import Command, CommandSource
+from voxdesk.app.actions.kinds import Action, ActionMode
 from voxdesk.app.actions.matching import DEFAULT_THRESHOLD, Match, match_utterance
-from voxdesk.app.actions.services import (
-    ActionError,
-    AppLauncher,
-    Clipboard,
-    Notifier,
-    ProcessRunner,
-    Services,
-    UrlOpener,
-)
+from voxdesk.app.actions.ports import ActionError, AppLauncher, Clipboard, Notifier, ProcessRunner, UrlOpener
+from voxdesk.app.actions.services import Services
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "Action",
     "ActionCenter",
     "ActionError",
+    "ActionMode",
     "ActionRecord",
     "ActionStatus",
     "AppLauncher",

@@ -11,18 +11,19 @@ import collections
 import dataclasses
 import enum
 import logging
-import shlex
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from voxdesk.app.actions.commands import Command, CommandSource
-from voxdesk.app.actions.executors import Executor, Undo, expand_argv, format_duration
-from voxdesk.app.actions.launcher import normalize_url
-from voxdesk.app.actions.matching import DEFAULT_THRESHOLD, Match, SlotValue, match_utterance, strip_wake_phrase
-from voxdesk.app.actions.services import ActionError, Services
-from voxdesk.app.settings import ACTION_MODES, ActionSettings
+from voxdesk.app.actions.executors import ActionRequest, Executor, Undo
+from voxdesk.app.actions.kinds import Action, ActionMode, RecordSource, SlotValue
+from voxdesk.app.actions.matching import DEFAULT_THRESHOLD, Match, match_utterance, strip_wake_phrase
+from voxdesk.app.actions.ports import ActionError
+from voxdesk.app.actions.registry import ACTIONS, describe
+from voxdesk.app.actions.services import Services
+from voxdesk.app.settings import ActionSettings
 
 __all__ = ["ActionCenter", "ActionRecord", "ActionStatus", "IntentFallback"]
 
@@ -50,12 +51,12 @@ class ActionRecord:
 
     id: int
     command: str  # the command's name; "dictation" for dictated text
-    action: str  # what it does: open_app, type, run, ...
+    action: Action
     slots: dict[str, SlotValue]
     preview: str  # what it will do, in plain words
     utterance: str
     utterance_id: int | None
-    source: str  # "phrase", "llm" or "dictation"
+    source: RecordSource
     needs_confirmation: bool
     status: ActionStatus
     created_at: float
@@ -81,39 +82,8 @@ class IntentFallback(Protocol):
 @dataclass
 class _Listeners:
     records: list[Callable[[ActionRecord], None]] = field(default_factory=list)
-    mode: list[Callable[[str], None]] = field(default_factory=list)
+    mode: list[Callable[[ActionMode], None]] = field(default_factory=list)
     log: list[Callable[[str], None]] = field(default_factory=list)
-
-
-def _describe(action: str, values: dict[str, SlotValue], argv: Sequence[str] | None) -> str:
-    text = str(values.get("text", ""))
-    short = text if len(text) <= 60 else text[:57] + "…"
-    if action == "open_app":
-        return f"Open the application “{values['app']}”"
-    if action == "open_url":
-        try:
-            return f"Open {normalize_url(str(values['url']))}"
-        except ActionError:
-            return f"Open the website “{values['url']}”"
-    if action == "search":
-        return f"Search the web for “{values['query']}”"
-    if action == "type":
-        return f"Type “{short}”"
-    if action == "press":
-        return f"Press {values['keys']}"
-    if action == "copy":
-        return f"Copy “{short}” to the clipboard" if text else "Copy the last text to the clipboard"
-    if action == "timer":
-        return f"Set a timer for {format_duration(values['n'], str(values['unit']))}"
-    if action == "stop_listening":
-        return "Stop listening"
-    if action == "scratch":
-        return "Remove the last typed text"
-    if action == "set_mode":
-        return f"Switch to {values['mode']} mode"
-    if action == "run":
-        return f"Run: {shlex.join(expand_argv(argv or [], values))}"
-    return action
 
 
 class ActionCenter:
@@ -140,8 +110,8 @@ class ActionCenter:
         self._fallback = fallback
         self.threshold = threshold
         self._clock = clock
-        self._executor = Executor(self.services, settings)
-        self._mode = settings.mode if settings.mode in ACTION_MODES else "command"
+        self._executor = Executor(self.services, settings, self)
+        self._mode = _mode_of(settings.mode) or ActionMode.COMMAND
         self._records: collections.OrderedDict[int, ActionRecord] = collections.OrderedDict()
         self._commands: dict[int, Command] = {}  # the command behind each record
         self._undo: dict[int, Undo] = {}
@@ -158,25 +128,26 @@ class ActionCenter:
     # ---- state the window shows -------------------------------------------------------------
 
     @property
-    def mode(self) -> str:
-        """ "command" or "dictation"."""
+    def mode(self) -> ActionMode:
+        """Command or dictation mode."""
         return self._mode
 
     def set_mode(self, mode: str) -> None:
-        """Switch between command and dictation mode."""
-        if mode not in ACTION_MODES:
-            raise ValueError(f"mode must be one of {', '.join(ACTION_MODES)}")
-        if mode != self._mode:
-            self._mode = mode
-            self._log_line(f"switched to {mode} mode")
-            self._emit(self._listeners.mode, mode)
+        """Switch between command and dictation mode (``mode`` is an ActionMode or its name)."""
+        new_mode = _mode_of(mode)
+        if new_mode is None:
+            raise ValueError(f"mode must be one of {', '.join(ActionMode)}")
+        if new_mode is not self._mode:
+            self._mode = new_mode
+            self._log_line(f"switched to {new_mode} mode")
+            self._emit(self._listeners.mode, new_mode)
 
     def update_settings(self, settings: ActionSettings) -> None:
         """Use new settings (wake phrase, search address, LLM); the mode follows a changed setting."""
         old_mode = self.settings.mode
         self.settings = settings
         self._executor.settings = settings
-        if settings.mode != old_mode and settings.mode in ACTION_MODES:
+        if settings.mode != old_mode and _mode_of(settings.mode) is not None:
             self.set_mode(settings.mode)
 
     @property
@@ -202,7 +173,7 @@ class ActionCenter:
         """Call ``callback`` with a copy of each record whenever it is created or changes."""
         return self._add(self._listeners.records, callback)
 
-    def add_mode_listener(self, callback: Callable[[str], None]) -> Callable[[], None]:
+    def add_mode_listener(self, callback: Callable[[ActionMode], None]) -> Callable[[], None]:
         """Call ``callback`` with the new mode whenever it changes."""
         return self._add(self._listeners.mode, callback)
 
@@ -223,7 +194,7 @@ class ActionCenter:
             return None
         commands = self.commands
         addressed = strip_wake_phrase(text, self.settings.wake_phrase)
-        if self._mode == "dictation":
+        if self._mode is ActionMode.DICTATION:
             if addressed is not None:
                 control = [c for c in commands if c.dictation]
                 found = match_utterance(addressed, control, threshold=self.threshold)
@@ -303,19 +274,19 @@ class ActionCenter:
     async def _dictate(self, text: str, utterance_id: int | None) -> ActionRecord:
         # A trailing space keeps consecutive utterances apart; "scratch that" removes it too.
         values: dict[str, SlotValue] = {"text": text + " "}
-        record = self._new("dictation", "type", values, _describe("type", {"text": text}, None), text, utterance_id)
+        preview = describe(Action.TYPE, ActionRequest({"text": text}))
+        record = self._new("dictation", Action.TYPE, values, preview, text, utterance_id)
         record.source = "dictation"
         await self._execute(record)
         return _copy(record)
 
-    async def _start(self, found: Match, text: str, utterance_id: int | None, source: str) -> ActionRecord:
+    async def _start(self, found: Match, text: str, utterance_id: int | None, source: RecordSource) -> ActionRecord:
         command = found.command
         values: dict[str, SlotValue] = {**command.args, **found.slots}
-        if command.action == "copy" and "text" not in values:
+        if command.action is Action.COPY and "text" not in values:
             values["text"] = self._last_text
-        record = self._new(
-            command.name, command.action, values, _describe(command.action, values, command.run), text, utterance_id
-        )
+        preview = describe(command.action, ActionRequest(values, command.run or ()))
+        record = self._new(command.name, command.action, values, preview, text, utterance_id)
         record.source = source
         self._commands[record.id] = command
         # What an LLM picked always asks first: it may have misheard the intent.
@@ -329,7 +300,7 @@ class ActionCenter:
         return _copy(record)
 
     def _new(
-        self, name: str, action: str, values: dict[str, SlotValue], preview: str, text: str, utterance_id: int | None
+        self, name: str, action: Action, values: dict[str, SlotValue], preview: str, text: str, utterance_id: int | None
     ) -> ActionRecord:
         record = ActionRecord(
             id=self._next_id,
@@ -355,15 +326,11 @@ class ActionCenter:
     async def _execute(self, record: ActionRecord) -> None:
         record.status = ActionStatus.RUNNING
         self._changed(record)
+        command = self._commands.get(record.id)
+        run = command.run if command is not None and command.run is not None else ()
+        request = ActionRequest(record.slots, run)
         try:
-            if record.action == "scratch":
-                message, undo = await self._scratch(), None
-            elif record.action == "set_mode":
-                message, undo = self._switch_mode(str(record.slots["mode"]))
-            else:
-                command = self._commands.get(record.id)
-                outcome = await self._executor.run(record.action, record.slots, command.run if command else None)
-                message, undo = outcome.message, outcome.undo
+            outcome = await ACTIONS[record.action].execute(self._executor, request)
         except ActionError as error:
             self._finish(record, ActionStatus.FAILED, str(error))
             return
@@ -371,30 +338,21 @@ class ActionCenter:
             logger.exception("action #%d (%s) failed", record.id, record.command)
             self._finish(record, ActionStatus.FAILED, f"something went wrong: {error}")
             return
-        if record.action == "type":
+        if record.action is Action.TYPE:
             self._last_text = str(record.slots["text"]).strip()
-        if undo is not None:
-            self._undo[record.id] = undo
-        self._finish(record, ActionStatus.DONE, message)
+        if outcome.undo is not None:
+            self._undo[record.id] = outcome.undo
+        self._finish(record, ActionStatus.DONE, outcome.message)
 
-    async def _scratch(self) -> str:
+    async def scratch(self) -> str:
+        """Undo the last typed text that can still be undone; ActionError when there is none."""
         for candidate in reversed(self._records.values()):
-            if candidate.action == "type" and candidate.status is ActionStatus.DONE and candidate.id in self._undo:
+            if candidate.action is Action.TYPE and candidate.status is ActionStatus.DONE and candidate.id in self._undo:
                 undone = await self.undo(candidate.id)
                 if undone.status is not ActionStatus.UNDONE:
                     raise ActionError(undone.message)
                 return f"removed “{str(candidate.slots['text']).strip()}”"
         raise ActionError("there is no typed text to scratch")
-
-    def _switch_mode(self, mode: str) -> tuple[str, Undo]:
-        previous = self._mode
-        self.set_mode(mode)
-
-        async def undo() -> str:
-            self.set_mode(previous)
-            return f"back to {previous} mode"
-
-        return f"{mode} mode", undo
 
     def _finish(self, record: ActionRecord, status: ActionStatus, message: str) -> None:
         record.status = status
@@ -430,6 +388,13 @@ class ActionCenter:
                 callback(value)
             except Exception:
                 logger.exception("an action listener failed")
+
+
+def _mode_of(name: str) -> ActionMode | None:
+    try:
+        return ActionMode(name)
+    except ValueError:
+        return None
 
 
 def _copy(record: ActionRecord) -> ActionRecord:

@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from voxdesk.app.actions.kinds import Action, SlotKind
+from voxdesk.app.actions.registry import ACTIONS
 from voxdesk.app.resources import resource_path
 from voxdesk.app.settings import config_dir
 from voxdesk.app.textnorm import normalize_text
 from voxdesk.engine.errors import VoxdeskError
 
 __all__ = [
-    "ACTIONS",
     "DEFAULTS_PATH",
     "Command",
     "CommandFileError",
@@ -49,21 +50,10 @@ def _defaults_path() -> Path:
 
 DEFAULTS_PATH = _defaults_path()
 
-# Every action and the values it needs (from slots or static ``args``).
-ACTIONS: Mapping[str, frozenset[str]] = {
-    "open_app": frozenset({"app"}),
-    "open_url": frozenset({"url"}),
-    "search": frozenset({"query"}),
-    "type": frozenset({"text"}),
-    "press": frozenset({"keys"}),
-    "copy": frozenset(),
-    "timer": frozenset({"n", "unit"}),
-    "stop_listening": frozenset(),
-    "scratch": frozenset(),
-    "set_mode": frozenset({"mode"}),
-    "run": frozenset(),
-}
-SLOT_TYPES = ("text", "raw", "number", "keys")
+# The slot types a phrase may name; enumerations are written ``a|b|c`` instead.
+SLOT_TYPES = (SlotKind.TEXT, SlotKind.RAW, SlotKind.NUMBER, SlotKind.KEYS)
+# The actions a command file may name; ``run`` commands are written with a ``run`` list instead.
+_FILE_ACTIONS = tuple(a for a in Action if a is not Action.RUN)
 _SLOT = re.compile(r"\{(\w+)(?::([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -88,7 +78,7 @@ class Slot:
     """A typed gap in a phrase; ``options`` holds the choices of an enumeration."""
 
     name: str
-    kind: str  # one of SLOT_TYPES or "enum"
+    kind: SlotKind
     options: tuple[str, ...] = ()
 
 
@@ -113,7 +103,7 @@ class Command:
     """A voice command: what to say, what to do, and whether to ask first."""
 
     name: str
-    action: str
+    action: Action
     phrases: tuple[Pattern, ...]
     args: Mapping[str, str] = field(default_factory=dict)
     run: tuple[str, ...] | None = None
@@ -144,13 +134,13 @@ def parse_pattern(phrase: str) -> Pattern:
             parts.append(Literal(tuple(words)))
         name, spec = match.group(1), (match.group(2) or "text").strip()
         if "|" in spec:
-            slot = Slot(name, "enum", tuple(normalize_text(o) for o in spec.split("|") if normalize_text(o)))
+            slot = Slot(name, SlotKind.ENUM, tuple(normalize_text(o) for o in spec.split("|") if normalize_text(o)))
         elif spec in SLOT_TYPES:
-            slot = Slot(name, spec)
+            slot = Slot(name, SlotKind(spec))
         else:
             raise ValueError(f"unknown slot type {spec!r} in {phrase!r}")
         previous = parts[-1] if parts else None
-        if isinstance(previous, Slot) and {previous.kind, slot.kind} & {"text", "raw"}:
+        if isinstance(previous, Slot) and {previous.kind, slot.kind} & {SlotKind.TEXT, SlotKind.RAW}:
             raise ValueError(f"a text slot needs words between it and the next slot in {phrase!r}")
         parts.append(slot)
         position = match.end()
@@ -201,13 +191,14 @@ def _command(name: str, entry: Any, origin: str, allow_run: bool) -> Command:
                     raise ValueError(f"run uses {{{used[0]}}}, which no phrase defines")
         # Shell commands ask first unless the user marked them safe.
         return Command(
-            name, "run", patterns, args, tuple(run), not entry.get("safe", False), False, description, origin
+            name, Action.RUN, patterns, args, tuple(run), not entry.get("safe", False), False, description, origin
         )
-    action = entry.get("action")
-    if not isinstance(action, str) or action not in ACTIONS or action == "run":
-        raise ValueError(f"action must be one of {', '.join(a for a in ACTIONS if a != 'run')}")
+    name_given = entry.get("action")
+    if name_given not in _FILE_ACTIONS:
+        raise ValueError(f"action must be one of {', '.join(_FILE_ACTIONS)}")
+    action = Action(name_given)
     for pattern in patterns:
-        missing = ACTIONS[action] - {s.name for s in pattern.slots} - set(args)
+        missing = ACTIONS[action].needs - {s.name for s in pattern.slots} - set(args)
         if missing:
             raise ValueError(f"phrase {pattern.source!r} does not give {', '.join(sorted(missing))}")
     return Command(

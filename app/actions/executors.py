@@ -1,8 +1,9 @@
 """Doing what a command asks: one coroutine per action, each returning an Outcome.
 
 Failures raise :class:`ActionError` with a plain-words message; the action center turns it
-into a failed record. ``scratch`` and ``set_mode`` change the center's own state and live
-there.
+into a failed record. ``scratch`` and ``set_mode`` change the center's own state, which the
+executor reaches through :class:`CenterControls`. The registry says which coroutine runs
+which action.
 """
 
 from __future__ import annotations
@@ -11,16 +12,27 @@ import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
-from voxdesk.app.actions.keyboard import Keyboard, choose_keyboard
+from voxdesk.app.actions.keyboard import choose_keyboard
 from voxdesk.app.actions.keys import parse_keys
+from voxdesk.app.actions.kinds import ActionMode, SlotValue
 from voxdesk.app.actions.launcher import normalize_url, search_url
-from voxdesk.app.actions.matching import SlotValue
-from voxdesk.app.actions.services import ActionError, Services
+from voxdesk.app.actions.ports import ActionError, Keyboard
+from voxdesk.app.actions.services import Services
 from voxdesk.app.settings import ActionSettings
 
-__all__ = ["Executor", "Outcome", "check_option_injection", "expand_argv", "format_duration"]
+__all__ = [
+    "ActionRequest",
+    "CenterControls",
+    "Executor",
+    "Outcome",
+    "Undo",
+    "check_option_injection",
+    "expand_argv",
+    "format_duration",
+]
 
 logger = logging.getLogger("voxdesk.actions")
 
@@ -37,6 +49,25 @@ class Outcome:
 
     message: str
     undo: Undo | None = None
+
+
+@dataclass(frozen=True)
+class ActionRequest:
+    """What to do an action with: the slot values, and a ``run`` command's argument template."""
+
+    values: Mapping[str, SlotValue]
+    run: Sequence[str] = field(default_factory=tuple)
+
+
+class CenterControls(Protocol):
+    """The action center's own state that ``scratch`` and ``set_mode`` change."""
+
+    @property
+    def mode(self) -> ActionMode: ...
+
+    def set_mode(self, mode: str) -> None: ...
+
+    async def scratch(self) -> str: ...
 
 
 def format_duration(n: SlotValue, unit: str) -> str:
@@ -69,9 +100,10 @@ def check_option_injection(template: Sequence[str], argv: Sequence[str]) -> None
 class Executor:
     """Runs actions with the injected services."""
 
-    def __init__(self, services: Services, settings: ActionSettings) -> None:
+    def __init__(self, services: Services, settings: ActionSettings, center: CenterControls) -> None:
         self.services = services
         self.settings = settings
+        self.center = center
         self._timers: set[asyncio.Task[None]] = set()
 
     def keyboard(self) -> Keyboard:
@@ -80,31 +112,29 @@ class Executor:
             self.services.keyboard = choose_keyboard()
         return self.services.keyboard
 
-    async def run(self, action: str, values: Mapping[str, SlotValue], argv: Sequence[str] | None = None) -> Outcome:
-        """Do ``action`` with ``values``; raises ActionError when it cannot."""
-        handler = getattr(self, f"_do_{action}", None)
-        if handler is None:
-            raise ActionError(f"unknown action {action!r}")
-        if action == "run":
-            return await self._do_run(argv or [], values)
-        outcome: Outcome = await handler(values)
-        return outcome
-
-    async def _do_open_app(self, values: Mapping[str, SlotValue]) -> Outcome:
+    async def open_app(self, request: ActionRequest) -> Outcome:
+        """The ``open_app`` action."""
+        values = request.values
         started = await self.services.launcher.launch(str(values["app"]))
         return Outcome(f"started {started}")
 
-    async def _do_open_url(self, values: Mapping[str, SlotValue]) -> Outcome:
+    async def open_url(self, request: ActionRequest) -> Outcome:
+        """The ``open_url`` action."""
+        values = request.values
         url = normalize_url(str(values["url"]))
         await asyncio.to_thread(self.services.open_url, url)
         return Outcome(f"opened {url}")
 
-    async def _do_search(self, values: Mapping[str, SlotValue]) -> Outcome:
+    async def search(self, request: ActionRequest) -> Outcome:
+        """The ``search`` action."""
+        values = request.values
         url = search_url(self.settings.search_url, str(values["query"]))
         await asyncio.to_thread(self.services.open_url, url)
         return Outcome(f"opened {url}")
 
-    async def _do_type(self, values: Mapping[str, SlotValue]) -> Outcome:
+    async def type(self, request: ActionRequest) -> Outcome:
+        """The ``type`` action."""
+        values = request.values
         text = str(values["text"])
         keyboard = self.keyboard()
         await keyboard.type_text(text)
@@ -115,7 +145,9 @@ class Executor:
 
         return Outcome(f"typed {len(text)} characters with {keyboard.name}", undo)
 
-    async def _do_press(self, values: Mapping[str, SlotValue]) -> Outcome:
+    async def press(self, request: ActionRequest) -> Outcome:
+        """The ``press`` action."""
+        values = request.values
         combo = parse_keys(str(values["keys"]))
         if combo is None:
             raise ActionError(f"{values['keys']!r} is not a key combination")
@@ -123,7 +155,9 @@ class Executor:
         await keyboard.press(combo)
         return Outcome(f"pressed {combo}")
 
-    async def _do_copy(self, values: Mapping[str, SlotValue]) -> Outcome:
+    async def copy(self, request: ActionRequest) -> Outcome:
+        """The ``copy`` action."""
+        values = request.values
         clipboard = self.services.clipboard
         if clipboard is None:
             raise ActionError("the clipboard is not available")
@@ -139,7 +173,9 @@ class Executor:
 
         return Outcome(f"copied {len(text)} characters", undo)
 
-    async def _do_timer(self, values: Mapping[str, SlotValue]) -> Outcome:
+    async def timer(self, request: ActionRequest) -> Outcome:
+        """The ``timer`` action."""
+        values = request.values
         notifier = self.services.notifier
         if notifier is None:
             raise ActionError("timers need desktop notifications, which are not available")
@@ -171,15 +207,17 @@ class Executor:
 
         return Outcome(f"timer set for {label}", undo)
 
-    async def _do_stop_listening(self, values: Mapping[str, SlotValue]) -> Outcome:
+    async def stop_listening(self, request: ActionRequest) -> Outcome:
+        """The ``stop_listening`` action."""
         if self.services.stop_listening is None:
             raise ActionError("listening cannot be stopped from here")
         self.services.stop_listening()
         return Outcome("stopped listening")
 
-    async def _do_run(self, template: Sequence[str], values: Mapping[str, SlotValue]) -> Outcome:
-        argv = expand_argv(template, values)
-        check_option_injection(template, argv)
+    async def run(self, request: ActionRequest) -> Outcome:
+        """The ``run`` action: the user's argument list with the slot values put in."""
+        argv = expand_argv(request.run, request.values)
+        check_option_injection(request.run, argv)
         result = await self.services.run_process(argv, wait_s=_RUN_WAIT_S)
         if result.returncode is None:
             return Outcome(f"started {argv[0]} (still running)")
@@ -187,6 +225,21 @@ class Executor:
             detail = f": {result.stderr.splitlines()[-1]}" if result.stderr else ""
             raise ActionError(f"{argv[0]} failed (exit status {result.returncode}){detail}")
         return Outcome(f"ran {argv[0]}")
+
+    async def scratch(self, request: ActionRequest) -> Outcome:
+        """The ``scratch`` action: remove the last typed text."""
+        return Outcome(await self.center.scratch())
+
+    async def set_mode(self, request: ActionRequest) -> Outcome:
+        """The ``set_mode`` action; undo switches back."""
+        center, mode, previous = self.center, str(request.values["mode"]), self.center.mode
+        center.set_mode(mode)
+
+        async def undo() -> str:
+            center.set_mode(previous)
+            return f"back to {previous} mode"
+
+        return Outcome(f"{mode} mode", undo)
 
     def cancel_timers(self) -> None:
         """Cancel every pending timer (on shutdown)."""

@@ -11,13 +11,13 @@ import re
 import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
 from voxdesk.app.actions.keys import KeyCombo
-from voxdesk.app.actions.services import ActionError, ProcessRunner, run_process
+from voxdesk.app.actions.ports import ActionError, Keyboard, ProcessRunner
+from voxdesk.app.actions.process import run_process
 
 __all__ = [
-    "Keyboard",
     "OsascriptKeyboard",
     "WtypeKeyboard",
     "XdotoolKeyboard",
@@ -26,18 +26,6 @@ __all__ = [
 ]
 
 _WAIT_S = 60.0
-
-
-class Keyboard(Protocol):
-    """Sends keystrokes to the focused window."""
-
-    name: str
-
-    async def type_text(self, text: str) -> None: ...
-
-    async def press(self, combo: KeyCombo) -> None: ...
-
-    async def backspace(self, count: int) -> None: ...
 
 
 async def _run(runner: ProcessRunner, argv: Sequence[str]) -> None:

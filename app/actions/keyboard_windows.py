@@ -6,7 +6,7 @@ import asyncio
 import sys
 
 from voxdesk.app.actions.keys import KeyCombo
-from voxdesk.app.actions.services import ActionError
+from voxdesk.app.actions.ports import ActionError
 
 __all__ = ["SendInputKeyboard"]
 

@@ -14,7 +14,8 @@ from urllib.parse import quote_plus, urlsplit
 
 from rapidfuzz import fuzz, process
 
-from voxdesk.app.actions.services import ActionError, ProcessRunner, run_process
+from voxdesk.app.actions.ports import ActionError, ProcessRunner
+from voxdesk.app.actions.process import run_process
 from voxdesk.app.textnorm import normalize_text
 
 __all__ = ["SystemAppLauncher", "normalize_url", "open_url_in_browser", "search_url", "spoken_app_name"]

@@ -18,7 +18,8 @@ from typing import Any
 
 from voxdesk.app.actions.commands import Command, Slot
 from voxdesk.app.actions.keys import parse_keys
-from voxdesk.app.actions.matching import Match, SlotValue
+from voxdesk.app.actions.kinds import SlotKind, SlotValue
+from voxdesk.app.actions.matching import Match
 from voxdesk.app.settings import ActionSettings
 
 __all__ = ["LlmFallback", "build_tools", "parse_tool_call"]
@@ -30,11 +31,11 @@ _SYSTEM = (
 
 
 def _parameter(slot: Slot) -> dict[str, Any]:
-    if slot.kind == "number":
+    if slot.kind is SlotKind.NUMBER:
         return {"type": "number"}
-    if slot.kind == "enum":
+    if slot.kind is SlotKind.ENUM:
         return {"type": "string", "enum": list(slot.options)}
-    if slot.kind == "keys":
+    if slot.kind is SlotKind.KEYS:
         return {"type": "string", "description": "a key combination such as ctrl+shift+t"}
     return {"type": "string"}
 
@@ -64,7 +65,7 @@ def build_tools(commands: Sequence[Command]) -> list[dict[str, Any]]:
 
 
 def _value(slot: Slot, raw: Any) -> SlotValue | None:
-    if slot.kind == "number":
+    if slot.kind is SlotKind.NUMBER:
         if isinstance(raw, bool) or not isinstance(raw, int | float | str):
             return None
         try:
@@ -74,9 +75,9 @@ def _value(slot: Slot, raw: Any) -> SlotValue | None:
         return int(number) if number.is_integer() else number
     if not isinstance(raw, str) or not raw.strip():
         return None
-    if slot.kind == "enum":
+    if slot.kind is SlotKind.ENUM:
         return raw if raw in slot.options else None
-    if slot.kind == "keys":
+    if slot.kind is SlotKind.KEYS:
         combo = parse_keys(raw)
         return None if combo is None else str(combo)
     return raw.strip()

@@ -19,13 +19,13 @@ from rapidfuzz import fuzz
 
 from voxdesk.app.actions.commands import Command, Literal, Pattern, Slot
 from voxdesk.app.actions.keys import parse_keys
+from voxdesk.app.actions.kinds import SlotKind, SlotValue
 from voxdesk.app.textnorm import normalize_text, number_to_words
 
 __all__ = [
     "DEFAULT_THRESHOLD",
     "WAKE_THRESHOLD",
     "Match",
-    "SlotValue",
     "Token",
     "match_utterance",
     "parse_number",
@@ -38,8 +38,6 @@ WAKE_THRESHOLD = 80.0
 _PART_MINIMUM = 60.0  # one literal part below this sinks the alignment, however good the rest
 _ENUM_MINIMUM = 75.0
 _SPECIFICITY_BONUS_MAX = 5.0
-
-SlotValue = str | int | float
 
 _FILLERS = {"um", "uh", "uhm", "umm", "erm", "er", "ah", "hmm", "mm", "mhm"}
 _LEADING = [
@@ -167,15 +165,15 @@ def _join(tokens: Sequence[Token]) -> str:
 
 def _slot_value(slot: Slot, tokens: Sequence[Token]) -> tuple[SlotValue, float] | None:
     """The slot's value from ``tokens`` and a similarity for enumerations (100 otherwise)."""
-    if slot.kind == "raw":
+    if slot.kind is SlotKind.RAW:
         return " ".join(t.raw for t in tokens), 100.0
-    if slot.kind == "text":
+    if slot.kind is SlotKind.TEXT:
         value = " ".join(t.raw for t in tokens).strip(_EDGE_PUNCTUATION)
         return (value, 100.0) if value else None
-    if slot.kind == "number":
+    if slot.kind is SlotKind.NUMBER:
         number = parse_number(_join(tokens).split())
         return None if number is None else (number, 100.0)
-    if slot.kind == "keys":
+    if slot.kind is SlotKind.KEYS:
         combo = parse_keys(_join(tokens))
         return None if combo is None else (str(combo), 100.0)
     said = _join(tokens)
@@ -190,13 +188,13 @@ def _slot_value(slot: Slot, tokens: Sequence[Token]) -> tuple[SlotValue, float] 
     return (best, best_score) if best_score >= _ENUM_MINIMUM else None
 
 
-_MAX_SPAN = {"number": 6, "keys": 6, "enum": 2}
+_MAX_SPAN = {SlotKind.NUMBER: 6, SlotKind.KEYS: 6, SlotKind.ENUM: 2}
 
 
 def _align(pattern: Pattern, tokens: Sequence[Token]) -> tuple[float, dict[str, SlotValue]] | None:
     """Best alignment of ``pattern`` with all of ``tokens``: weighted score and slot values."""
     parts = pattern.parts
-    weights = [len(p.text) if isinstance(p, Literal) else 5.0 if p.kind == "enum" else 0.0 for p in parts]
+    weights = [len(p.text) if isinstance(p, Literal) else 5.0 if p.kind is SlotKind.ENUM else 0.0 for p in parts]
     total_weight = sum(weights)
     memo: dict[tuple[int, int], tuple[float, dict[str, SlotValue]] | None] = {}
 
@@ -252,7 +250,7 @@ def match_utterance(text: str, commands: Sequence[Command], *, threshold: float 
             aligned = _align(pattern, tokens)
             if aligned is None or aligned[0] < threshold:
                 continue
-            typed_slots = sum(1 for s in pattern.slots if s.kind not in ("text", "raw"))
+            typed_slots = sum(1 for s in pattern.slots if s.kind not in (SlotKind.TEXT, SlotKind.RAW))
             specificity = (pattern.literal_chars + 5 * typed_slots) / 5
             rank = aligned[0] + min(specificity, _SPECIFICITY_BONUS_MAX)
             if best is None or rank > best[0]:

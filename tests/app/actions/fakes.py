@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from voxdesk.app.actions.keys import KeyCombo
-from voxdesk.app.actions.services import ProcessResult, Services
+from voxdesk.app.actions.ports import ProcessResult
+from voxdesk.app.actions.services import Services
 
 
 class RecordingOpener:

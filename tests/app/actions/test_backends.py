@@ -17,7 +17,7 @@ from voxdesk.app.actions.keyboard import (
 )
 from voxdesk.app.actions.keys import KeyCombo, parse_keys
 from voxdesk.app.actions.launcher import SystemAppLauncher, normalize_url, search_url, spoken_app_name
-from voxdesk.app.actions.services import ActionError, ProcessResult
+from voxdesk.app.actions.ports import ActionError, ProcessResult
 
 CTRL_SHIFT_T = KeyCombo(("ctrl", "shift"), "t")
 

@@ -18,7 +18,8 @@ from tests.app.actions.fakes import (
 )
 from voxdesk.app.actions.center import ActionCenter, ActionRecord, ActionStatus
 from voxdesk.app.actions.commands import CommandSource
-from voxdesk.app.actions.services import ActionError, Services
+from voxdesk.app.actions.ports import ActionError
+from voxdesk.app.actions.services import Services
 from voxdesk.app.settings import ActionSettings
 
 

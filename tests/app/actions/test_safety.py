@@ -19,7 +19,9 @@ from tests.app.actions.fakes import RecordingKeyboard, RecordingLauncher, Record
 from voxdesk.app.actions.center import ActionCenter, ActionStatus
 from voxdesk.app.actions.commands import CommandSource
 from voxdesk.app.actions.keyboard import XdotoolKeyboard
-from voxdesk.app.actions.services import ProcessResult, Services, run_process
+from voxdesk.app.actions.ports import ProcessResult
+from voxdesk.app.actions.process import run_process
+from voxdesk.app.actions.services import Services
 from voxdesk.app.settings import ActionSettings
 
 WRITE_ARGV = "import json, sys; open(sys.argv[1], 'w').write(json.dumps(sys.argv[2:]))"

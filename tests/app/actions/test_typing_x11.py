@@ -110,7 +110,7 @@ def test_dictation_types_unicode_and_undo_by_record(center: ActionCenter, field:
 
 
 def test_no_typing_backend_says_what_to_install() -> None:
-    from voxdesk.app.actions.services import ActionError
+    from voxdesk.app.actions.ports import ActionError
 
     with pytest.raises(ActionError, match=r"typing needs xdotool on X11; install it with: sudo apt install xdotool"):
         choose_keyboard({"DISPLAY": ":9"}, "linux", lambda name: None)
