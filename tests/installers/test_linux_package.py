@@ -186,7 +186,7 @@ def test_bundle_holds_engine_models_qt_plugins_and_resources(installed: Installe
     assert verify_model(model) == []
     assert (internal / "faster_whisper" / "assets" / "silero_vad_v6.onnx").is_file()
     for name in ("icons/voxdesk.svg", "icons/voxdesk-listening.svg", "commands.toml", "samples/hello.flac"):
-        assert (internal / "resources" / name).read_bytes() == (REPO / "resources" / name).read_bytes()
+        assert (internal / "voxdesk" / "resources" / name).read_bytes() == (REPO / "resources" / name).read_bytes()
     plugins = internal / "PySide6" / "Qt" / "plugins"
     for plugin in ("platforms/libqxcb.so", "platforms/libqoffscreen.so", "iconengines/libqsvgicon.so"):
         assert (plugins / plugin).is_file(), plugin
