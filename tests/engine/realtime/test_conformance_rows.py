@@ -9,7 +9,7 @@ actions it asks of the server) with vLLM 0.33's behaviour. Section numbers in th
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -81,8 +81,16 @@ def received(protocol: ServerProtocol) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, np.float32)
 
 
+Row = tuple[str, bool, Frame, str, str | None]
+
+
+def row(name: str, validated: bool, frame: object, code: str, message: str | None) -> Row:
+    """A table row; ``frame`` comes from a literal of mixed types that mypy widens to ``object``."""
+    return (name, validated, cast(Frame, frame), code, message)
+
+
 # Section 4: one error reply per frame. (id, validated first, frame, code, exact message or None)
-ERROR_ROWS: list[tuple[str, bool, Frame, str, str | None]] = [
+ERROR_ROWS: list[Row] = [
     *(
         (f"s4_invalid_json[{text!r}]", False, text, "invalid_json", "Invalid JSON")
         for text in ("not json", "{", '{"type": "session.update",}', "")
@@ -92,7 +100,7 @@ ERROR_ROWS: list[tuple[str, bool, Frame, str, str | None]] = [
         for text, kind in {"[]": "list", "5": "int", '"hello"': "str", "null": "NoneType", "true": "bool"}.items()
     ),
     *(
-        (f"s4_unknown_event[{name}]", False, event, "unknown_event", f"Unknown event type: {shown}")
+        row(f"s4_unknown_event[{name}]", False, event, "unknown_event", f"Unknown event type: {shown}")
         for name, event, shown in [
             ("misspelled", {"type": "session.updat", "model": MODEL}, "session.updat"),
             ("missing", {"model": MODEL}, "None"),
@@ -142,7 +150,7 @@ ERROR_ROWS: list[tuple[str, bool, Frame, str, str | None]] = [
         None,
     ),
     *(
-        (f"s4_session_update_without_model[{name}]", False, event, "invalid_event", "Missing required field: model")
+        row(f"s4_session_update_without_model[{name}]", False, event, "invalid_event", "Missing required field: model")
         for name, event in [
             ("missing", {"type": "session.update"}),
             ("null", {"type": "session.update", "model": None}),
@@ -150,7 +158,7 @@ ERROR_ROWS: list[tuple[str, bool, Frame, str, str | None]] = [
         ]
     ),
     *(
-        (
+        row(
             f"s4_unknown_model[{model!r}]",
             False,
             {"type": "session.update", "model": model},
@@ -162,7 +170,7 @@ ERROR_ROWS: list[tuple[str, bool, Frame, str, str | None]] = [
     ("s4_commit_before_session_update", False, commit(), "model_not_validated", MODEL_NOT_VALIDATED),
     ("s4_final_commit_before_session_update", False, commit(final=True), "model_not_validated", MODEL_NOT_VALIDATED),
     *(
-        (f"s4_append_without_audio[{name}]", True, event, "processing_error", None)
+        row(f"s4_append_without_audio[{name}]", True, event, "processing_error", None)
         for name, event in [
             ("missing", {"type": "input_audio_buffer.append"}),
             ("null", {"type": "input_audio_buffer.append", "audio": None}),
