@@ -28,6 +28,7 @@ from voxdesk.app.listening.capture import CaptureState, CaptureStatus
 from voxdesk.app.listening.events import ControllerEvent, EngineState, TranscriptChanged, UtteranceFinal
 from voxdesk.app.settings import Settings
 from voxdesk.app.textnorm import normalize_text
+from voxdesk.engine import EngineKind
 from voxdesk.ui.actions_panel import ActionsPanel
 from voxdesk.ui.desktop import Desktop
 
@@ -98,6 +99,7 @@ def check_live_transcript(desktop: Desktop, recorder: Recorder, command: Fixture
     assert final.utterance.first_partial_latency is not None and 0 < final.utterance.first_partial_latency < 5
     assert final.utterance.final_latency is not None and 0 < final.utterance.final_latency < 5
     row = desktop.window.utterance_list.topLevelItem(0)
+    assert row is not None
     assert said(row.text(1)) == said(final.utterance.committed) and row.text(3).endswith(" s")
     assert "session median" in desktop.window.latency_label.text()
 
@@ -152,7 +154,7 @@ def test_remote_mode_against_voxdesk_serve(
     qtbot: QtBot, qloop: asyncio.AbstractEventLoop, virtual_mic: VirtualMic, command: Fixture, serve_port: int
 ) -> None:
     settings = Settings()
-    settings.engine.kind, settings.engine.server_url = "remote", f"ws://127.0.0.1:{serve_port}"
+    settings.engine.kind, settings.engine.server_url = EngineKind.REMOTE, f"ws://127.0.0.1:{serve_port}"
     desktop, recorder, run = start_desktop(qtbot, settings)
     assert "remote server" in desktop.window.engine_status.text() and "connected" in desktop.window.engine_status.text()
     listen(qtbot, desktop)

@@ -107,7 +107,7 @@ def test_a_failing_tool_is_an_action_error() -> None:
         return ProcessResult(1, "Error: Can't open display: :99")
 
     with pytest.raises(ActionError, match=r"xdotool failed \(exit status 1\): Error: Can't open display"):
-        asyncio.run(XdotoolKeyboard(runner=failing).type_text("x"))  # type: ignore[arg-type]
+        asyncio.run(XdotoolKeyboard(runner=failing).type_text("x"))
 
 
 @pytest.mark.parametrize(

@@ -277,6 +277,7 @@ class FaultInjectingEngine:
     """The real engine with FAKE failures injected: counts sessions, can fail or slow them down."""
 
     name = "fault-injecting"
+    detects_speech = True
 
     def __init__(
         self, inner: BuiltinEngine, fail_first: int = 0, fail_with: str = "exception", finish_delay: float = 0.0

@@ -23,7 +23,8 @@ CHUNK = 1600  # 100 ms
 
 
 async def receive(socket: ClientConnection, timeout: float = 10.0) -> dict[str, object]:
-    return json.loads(await asyncio.wait_for(socket.recv(), timeout))
+    event: dict[str, object] = json.loads(await asyncio.wait_for(socket.recv(), timeout))
+    return event
 
 
 async def stream_one(port: int, seconds: float) -> tuple[str, str]:
