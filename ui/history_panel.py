@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
 )
 
 from voxdesk.app.history.export import ExportError, export_hits, export_session, format_for_path
-from voxdesk.app.history.store import HistoryError, HistoryStore, SearchHit, SessionSummary
-from voxdesk.app.history.store import Utterance as StoredUtterance
+from voxdesk.app.history.records import SearchHit, SessionSummary, UtteranceRecord
+from voxdesk.app.history.store import HistoryError, HistoryStore
 
 __all__ = ["HistoryPanel"]
 
@@ -71,7 +71,7 @@ class HistoryPanel(QWidget):
             self._store = HistoryStore.open(store)
         self._summaries: list[SessionSummary] = []
         self._hits: list[SearchHit] = []
-        self._utterances: list[StoredUtterance] = []
+        self._utterances: list[UtteranceRecord] = []
         self._build()
         self._version = self._store.data_version()
         self.refresh()

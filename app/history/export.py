@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from voxdesk.app.history.store import SearchHit, Session, Utterance
+from voxdesk.app.history.records import SearchHit, SessionRecord, UtteranceRecord
 from voxdesk.engine.errors import VoxdeskError
 
 __all__ = [
@@ -55,7 +55,7 @@ def format_for_path(path: Path | str) -> str:
         raise ExportError(f"cannot export to {str(path)!r}: name it .txt, .srt, .vtt or .json") from None
 
 
-def export_session(session: Session, utterances: Sequence[Utterance], format_: str) -> str:
+def export_session(session: SessionRecord, utterances: Sequence[UtteranceRecord], format_: str) -> str:
     """One session's transcript in ``format_`` (one of :data:`FORMATS`)."""
     format_ = parse_format(format_)
     if format_ == "json":
@@ -79,8 +79,8 @@ def export_hits(hits: Sequence[SearchHit], format_: str) -> str:
 
 @dataclass(frozen=True)
 class _Cue:
-    utterance: Utterance
-    session: Session | None  # set for search hits: whose session times these are
+    utterance: UtteranceRecord
+    session: SessionRecord | None  # set for search hits: whose session times these are
 
     @property
     def text(self) -> str:
@@ -114,7 +114,7 @@ def vtt_time(seconds: float) -> str:
     return _clock(seconds, ".")
 
 
-def _session_label(session: Session) -> str:
+def _session_label(session: SessionRecord) -> str:
     return f"session {session.id}, {_local(session.started_at)}"
 
 
@@ -160,7 +160,7 @@ def _iso(moment: datetime | None) -> str | None:
     return None if moment is None else moment.isoformat()
 
 
-def _session_json(session: Session) -> dict[str, Any]:
+def _session_json(session: SessionRecord) -> dict[str, Any]:
     return {
         "id": session.id,
         "started_at": _iso(session.started_at),
@@ -172,7 +172,7 @@ def _session_json(session: Session) -> dict[str, Any]:
     }
 
 
-def _utterance_json(utterance: Utterance) -> dict[str, Any]:
+def _utterance_json(utterance: UtteranceRecord) -> dict[str, Any]:
     return {
         "id": utterance.id,
         "text": utterance.text,

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from voxdesk.app.files.transcription import TranscriptionReport
 from voxdesk.app.history.export import export_session
-from voxdesk.app.history.store import NOT_RECORDED, HistoryStore, Session, Utterance
+from voxdesk.app.history.records import SessionRecord, UtteranceRecord
+from voxdesk.app.history.store import NOT_RECORDED, HistoryStore
 
 __all__ = ["record_report", "report_session", "write_transcript"]
 
@@ -35,12 +36,12 @@ def record_report(store: HistoryStore, report: TranscriptionReport, *, engine: s
 
 def report_session(
     report: TranscriptionReport, *, engine: str, model: str, source: str, session_id: int = NOT_RECORDED
-) -> tuple[Session, list[Utterance]]:
+) -> tuple[SessionRecord, list[UtteranceRecord]]:
     """The session and utterances a report amounts to, without a store (for exporting it directly)."""
     now = datetime.fromtimestamp(time.time(), UTC)
-    session = Session(session_id, now, now, "file", engine, model, source)
+    session = SessionRecord(session_id, now, now, "file", engine, model, source)
     utterances = [
-        Utterance(
+        UtteranceRecord(
             number,
             session_id,
             item.done.text,
@@ -56,6 +57,6 @@ def report_session(
     return session, utterances
 
 
-def write_transcript(path: Path, session: Session, utterances: list[Utterance], format_: str) -> None:
+def write_transcript(path: Path, session: SessionRecord, utterances: list[UtteranceRecord], format_: str) -> None:
     """Write a transcript file in ``format_``."""
     path.write_text(export_session(session, utterances, format_), encoding="utf-8")

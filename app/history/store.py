@@ -5,8 +5,7 @@ progress. The file is in WAL mode: readers (the history panel, ``voxdesk history
 for the writer (a live session) and the writer never waits for readers. Each thread or process
 opens its own :class:`HistoryStore`; one store must not be shared between threads.
 
-The schema is versioned with ``PRAGMA user_version`` and upgraded on open by the ordered
-:data:`MIGRATIONS`.
+The schema and its migrations live in :mod:`~app.history.schema`; a file is upgraded on open.
 """
 
 from __future__ import annotations
@@ -16,130 +15,27 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from voxdesk.app import settings
+from voxdesk.app.history.records import SearchHit, SessionKind, SessionRecord, SessionSummary, UtteranceRecord
+from voxdesk.app.history.schema import SCHEMA_VERSION, migrate, schema_version
 from voxdesk.engine.errors import VoxdeskError
 
-__all__ = [
-    "MIGRATIONS",
-    "NOT_RECORDED",
-    "HistoryError",
-    "HistoryStore",
-    "SearchHit",
-    "Session",
-    "SessionKind",
-    "SessionSummary",
-    "Utterance",
-    "default_path",
-    "fts_query",
-]
+__all__ = ["NOT_RECORDED", "HistoryError", "HistoryStore", "default_path", "fts_query"]
 
-SessionKind = Literal["live", "file"]
 NOT_RECORDED = 0
 """The session id :meth:`HistoryStore.start_session` returns when history is off; never stored."""
 
 BUSY_TIMEOUT_MS = 5000
 PREVIEW_CHARS = 80
 
-MIGRATIONS: tuple[str, ...] = (
-    # 1: sessions and their utterances.
-    """
-    CREATE TABLE sessions (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,  -- ids are never reused, even after deletion
-        started_at REAL NOT NULL,             -- unix seconds, UTC
-        ended_at REAL,                        -- NULL while running, or after a crash
-        kind TEXT NOT NULL CHECK (kind IN ('live', 'file')),
-        engine TEXT NOT NULL,
-        model TEXT NOT NULL,
-        source TEXT NOT NULL                  -- input device name or file path
-    );
-    CREATE INDEX sessions_started_at ON sessions (started_at);
-    CREATE TABLE utterances (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-        text TEXT NOT NULL,
-        start_s REAL NOT NULL,                -- audio time within the session
-        end_s REAL NOT NULL,
-        first_partial_latency_s REAL,
-        final_latency_s REAL,
-        action TEXT,
-        created_at REAL NOT NULL              -- unix seconds, UTC
-    );
-    CREATE INDEX utterances_session ON utterances (session_id, start_s);
-    """,
-    # 2: full-text search over utterance text (external content, kept in sync by triggers; the
-    # delete trigger also fires for rows removed by ON DELETE CASCADE).
-    """
-    CREATE VIRTUAL TABLE utterances_fts USING fts5(
-        text, content='utterances', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
-    );
-    CREATE TRIGGER utterances_ai AFTER INSERT ON utterances BEGIN
-        INSERT INTO utterances_fts (rowid, text) VALUES (new.id, new.text);
-    END;
-    CREATE TRIGGER utterances_ad AFTER DELETE ON utterances BEGIN
-        INSERT INTO utterances_fts (utterances_fts, rowid, text) VALUES ('delete', old.id, old.text);
-    END;
-    CREATE TRIGGER utterances_au AFTER UPDATE OF text ON utterances BEGIN
-        INSERT INTO utterances_fts (utterances_fts, rowid, text) VALUES ('delete', old.id, old.text);
-        INSERT INTO utterances_fts (rowid, text) VALUES (new.id, new.text);
-    END;
-    INSERT INTO utterances_fts (utterances_fts) VALUES ('rebuild');
-    """,
-)
-"""Schema migrations in order; migration ``i`` takes the file from version ``i`` to ``i + 1``."""
-
 
 class HistoryError(VoxdeskError):
     """A history request that failed: an unknown session, a file that is not ours, a database error."""
-
-
-@dataclass(frozen=True)
-class Session:
-    """One recording session: a live listening session or one transcribed file."""
-
-    id: int
-    started_at: datetime  # UTC
-    ended_at: datetime | None  # None while running, or if the app stopped without ending it
-    kind: str
-    engine: str
-    model: str
-    source: str
-
-
-@dataclass(frozen=True)
-class SessionSummary(Session):
-    """A session with how many utterances it holds and the start of its text."""
-
-    utterance_count: int
-    preview: str
-
-
-@dataclass(frozen=True)
-class Utterance:
-    """One final utterance; ``start_s``/``end_s`` are audio times within its session."""
-
-    id: int
-    session_id: int
-    text: str
-    start_s: float
-    end_s: float
-    first_partial_latency_s: float | None
-    final_latency_s: float | None
-    action: str | None
-    created_at: datetime  # UTC
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """An utterance that matched a search, and the session it belongs to."""
-
-    utterance: Utterance
-    session: Session
 
 
 def default_path() -> Path:
@@ -189,14 +85,14 @@ _UTTERANCE_COLUMNS = (
 )
 
 
-def _session(row: Sequence[Any]) -> Session:
+def _session(row: Sequence[Any]) -> SessionRecord:
     id_, started, ended, kind, engine, model, source = row[:7]
-    return Session(int(id_), _utc(started), _optional_utc(ended), kind, engine, model, source)
+    return SessionRecord(int(id_), _utc(started), _optional_utc(ended), kind, engine, model, source)
 
 
-def _utterance(row: Sequence[Any]) -> Utterance:
+def _utterance(row: Sequence[Any]) -> UtteranceRecord:
     id_, session_id, text, start_s, end_s, first, final, action, created = row[:9]
-    return Utterance(int(id_), int(session_id), text, start_s, end_s, first, final, action, _utc(created))
+    return UtteranceRecord(int(id_), int(session_id), text, start_s, end_s, first, final, action, _utc(created))
 
 
 class HistoryStore:
@@ -325,7 +221,7 @@ class HistoryStore:
         return SessionSummary(**base.__dict__, utterance_count=int(row[7]), preview=preview)
 
     @_translated
-    def session(self, session_id: int) -> Session:
+    def session(self, session_id: int) -> SessionRecord:
         """One session; raises :class:`HistoryError` if there is none with that id."""
         row = self._db.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", (session_id,)).fetchone()
         if row is None:
@@ -333,7 +229,7 @@ class HistoryStore:
         return _session(row)
 
     @_translated
-    def utterances(self, session_id: int) -> list[Utterance]:
+    def utterances(self, session_id: int) -> list[UtteranceRecord]:
         """A session's utterances in spoken order."""
         rows = self._db.execute(
             f"SELECT {_UTTERANCE_COLUMNS} FROM utterances u WHERE u.session_id = ? ORDER BY u.start_s, u.id",
@@ -412,34 +308,15 @@ class HistoryStore:
         return _Transaction(self._db)
 
     def _migrate(self) -> None:
-        if self._schema_version() == len(MIGRATIONS):
+        if schema_version(self._db) == SCHEMA_VERSION:
             return  # the common case takes no write lock
         with self._transaction():
-            version = self._schema_version()  # again: another process may have upgraded meanwhile
-            if version > len(MIGRATIONS):
+            version = schema_version(self._db)  # again: another process may have upgraded meanwhile
+            if version > SCHEMA_VERSION:
                 raise HistoryError(
-                    f"the history file is from a newer Voxdesk (schema {version}, this one knows {len(MIGRATIONS)})"
+                    f"the history file is from a newer Voxdesk (schema {version}, this one knows {SCHEMA_VERSION})"
                 )
-            for number in range(version, len(MIGRATIONS)):
-                for statement in _statements(MIGRATIONS[number]):
-                    self._db.execute(statement)
-                self._db.execute(f"PRAGMA user_version = {number + 1}")
-
-    def _schema_version(self) -> int:
-        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
-
-
-def _statements(script: str) -> list[str]:
-    """The SQL statements of ``script`` (trigger bodies kept whole), comments and all."""
-    statements, pending = [], ""
-    for line in script.splitlines(keepends=True):
-        pending += line
-        if sqlite3.complete_statement(pending):
-            statements.append(pending.strip())
-            pending = ""
-    if pending.strip():
-        raise ValueError(f"incomplete SQL statement in a migration: {pending.strip()[:60]!r}")
-    return statements
+            migrate(self._db, version)
 
 
 class _Transaction:

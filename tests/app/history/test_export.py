@@ -25,7 +25,8 @@ from voxdesk.app.history.export import (
     vtt_time,
 )
 from voxdesk.app.history.recording import record_report, report_session
-from voxdesk.app.history.store import HistoryStore, Session, Utterance
+from voxdesk.app.history.records import SessionRecord, UtteranceRecord
+from voxdesk.app.history.store import HistoryStore
 
 # Cue times within 0.3 s of the true speech bounds. Measured on this fixture: starts off by at
 # most 0.11 s (median 0.01 s), ends by at most 0.06 s (median 0.03 s); the engine's own test
@@ -33,11 +34,11 @@ from voxdesk.app.history.store import HistoryStore, Session, Utterance
 TOLERANCE = 0.3
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-SESSION = Session(3, NOW, NOW, "file", "builtin", "whisper-tiny.en", "/tmp/a.wav")
+SESSION = SessionRecord(3, NOW, NOW, "file", "builtin", "whisper-tiny.en", "/tmp/a.wav")
 
 
-def utterance(id_: int, text: str, start: float, end: float, session_id: int = 3) -> Utterance:
-    return Utterance(id_, session_id, text, start, end, 0.3, 0.6, None, NOW)
+def utterance(id_: int, text: str, start: float, end: float, session_id: int = 3) -> UtteranceRecord:
+    return UtteranceRecord(id_, session_id, text, start, end, 0.3, 0.6, None, NOW)
 
 
 UTTERANCES = [

@@ -1,4 +1,4 @@
-"""The history store: recording, listing, search, deletion, migrations and privacy."""
+"""The history store: recording, listing, search, deletion and privacy."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from voxdesk.app.history.store import MIGRATIONS, NOT_RECORDED, HistoryError, HistoryStore, _statements, default_path
+from voxdesk.app.history.schema import SCHEMA_VERSION
+from voxdesk.app.history.store import NOT_RECORDED, HistoryError, HistoryStore, default_path
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def test_default_path_follows_the_data_directory(tmp_path: Path, monkeypatch: py
 def test_file_is_wal_with_foreign_keys_and_the_latest_schema(store: HistoryStore, tmp_path: Path) -> None:
     connection = raw(tmp_path / "history.sqlite3")
     assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert connection.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert store._db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert store._db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
     assert store._db.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
@@ -137,47 +138,6 @@ def test_fts_syntax_characters_are_searched_as_plain_words(store: HistoryStore) 
     assert len(store.search('"zebra" (crossing)')) == 1
     assert len(store.search("NEAR zoo")) == 1  # NEAR is a word here, not an operator
     assert store.search("zebra -giraffe") == []  # "-" does not mean NOT
-
-
-def test_migrations_upgrade_an_empty_v0_file(tmp_path: Path) -> None:
-    path = tmp_path / "history.sqlite3"
-    raw(path).execute("PRAGMA user_version").fetchone()  # an empty SQLite file at version 0
-    assert path.exists()
-    with HistoryStore.open(path) as store:
-        session = store.start_session("live", "builtin", "m", "mic")
-        store.add_utterance(session, "hello there", 0, 1)
-        assert len(store.search("hello")) == 1
-    assert raw(path).execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
-
-
-def test_migrations_upgrade_a_v1_file_and_index_its_old_rows(tmp_path: Path) -> None:
-    path = tmp_path / "history.sqlite3"
-    connection = raw(path)
-    for statement in _statements(MIGRATIONS[0]):
-        connection.execute(statement)
-    connection.execute("PRAGMA user_version = 1")
-    connection.execute(
-        "INSERT INTO sessions (id, started_at, kind, engine, model, source) VALUES (7, ?, 'file', 'e', 'm', 's')",
-        (time.time(),),
-    )
-    connection.execute(
-        "INSERT INTO utterances (session_id, text, start_s, end_s, created_at)"
-        " VALUES (7, 'recorded before search', 0, 1, ?)",
-        (time.time(),),
-    )
-    connection.close()
-
-    with HistoryStore.open(path) as store:
-        assert [h.session.id for h in store.search("before")] == [7]
-        assert store.sessions()[0].utterance_count == 1
-    assert raw(path).execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
-
-
-def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "history.sqlite3"
-    raw(path).execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
-    with pytest.raises(HistoryError, match="newer"):
-        HistoryStore.open(path)
 
 
 def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
