@@ -33,7 +33,6 @@ import psutil
 from websockets.asyncio.client import connect
 
 from tests import speech_fixtures
-from tests.fakes import TICK_SAMPLES, FakeTickEngine
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import percentile
 from voxdesk.engine.clock import DeliveryClock
@@ -41,6 +40,7 @@ from voxdesk.engine.events import TextDelta
 from voxdesk.engine.realtime.client import encode_audio
 from voxdesk.engine.realtime.server import ServerConfig, running_server
 from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.testing import TICK_SAMPLES, FakeTickEngine
 
 CHUNK = 1600  # 100 ms per append, as vLLM's tests send
 REPO = Path(__file__).resolve().parent.parent

@@ -1,7 +1,7 @@
 """The remote engine: the streaming-session interface over any ``/v1/realtime`` server.
 
 Works against vLLM's server and ``voxdesk serve`` alike, following the client checklist
-(vllm-realtime-reference §16): ``session.update`` without waiting for an answer, one
+(``docs/realtime-protocol.md`` §16): ``session.update`` without waiting for an answer, one
 non-final commit per stream, audio as base64 PCM16 at 16 kHz, then ``final`` and a wait for
 ``transcription.done``.
 

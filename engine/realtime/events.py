@@ -1,7 +1,7 @@
 """Every event of vLLM's ``/v1/realtime`` protocol, as small typed models (no I/O).
 
 Serialization matches vLLM 0.33 byte for byte: ``type`` first, then every field in
-declaration order (``null`` included), compact JSON (vllm-realtime-reference §2).
+declaration order (``null`` included), compact JSON (``docs/realtime-protocol.md`` §2).
 Parsing routes on ``type`` through one table and ignores extra keys, as vLLM does.
 
 Voxdesk adds one opt-in extension: a client that sends ``"provisional": true`` in

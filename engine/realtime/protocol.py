@@ -9,7 +9,7 @@ Feed it what the client sent (:meth:`ServerProtocol.receive_text`), then:
 Report the engine's output with ``send_delta``, ``send_provisional``, ``send_done`` and
 ``send_error``; after each, write ``data_to_send()`` again.
 
-Section numbers in comments refer to ``vllm-realtime-reference.md``.
+Section numbers in comments refer to ``docs/realtime-protocol.md``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.fakes import FakeTickEngine
 from tests.speech_fixtures import Fixture
 from tests.tcp_proxy import CuttableProxy
 from voxdesk.app.files.transcription import transcribe_audio
@@ -21,6 +20,7 @@ from voxdesk.engine.builtin import BuiltinEngine
 from voxdesk.engine.events import EngineEvent
 from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings, backoff
 from voxdesk.engine.realtime.server import ServerConfig, running_server
+from voxdesk.engine.testing import FakeTickEngine
 
 
 def test_remote_engine_transcribes_through_voxdesk_serve(

@@ -1,0 +1,56 @@
+"""The realtime server's plain HTTP side: ``/health``, ``/metrics``, ``/v1/models``, and the
+auth and capacity checks a ``/v1/realtime`` handshake passes before the upgrade."""
+
+from __future__ import annotations
+
+import hmac
+import json
+from http import HTTPStatus
+
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+from voxdesk.engine.realtime.config import ServerConfig
+from voxdesk.engine.realtime.metrics import CONTENT_TYPE, RealtimeMetrics
+
+__all__ = ["route"]
+
+
+def route(request: Request, config: ServerConfig, metrics: RealtimeMetrics, busy: str | None) -> Response | None:
+    """The HTTP answer to ``request``, or ``None`` to let a ``/v1/realtime`` handshake upgrade.
+
+    ``busy`` says why no session can be opened now (shutdown, every session in use), if so.
+    """
+    path = request.path.split("?", 1)[0]
+    if path == "/health":
+        return _response(HTTPStatus.OK, b"")
+    if path == "/metrics":
+        return _response(HTTPStatus.OK, metrics.render(), CONTENT_TYPE)
+    if path.startswith("/v1") and not _authorized(request, config.api_key):
+        metrics.refused.inc()
+        return _json_response(HTTPStatus.UNAUTHORIZED, {"error": "Unauthorized"})
+    if path == "/v1/models":
+        model = {"id": config.served_model_name, "object": "model", "created": 0, "owned_by": "voxdesk"}
+        return _json_response(HTTPStatus.OK, {"object": "list", "data": [model]})
+    if path != "/v1/realtime":
+        return _json_response(HTTPStatus.NOT_FOUND, {"error": "Not Found"})
+    if busy is not None:
+        metrics.refused.inc()
+        return _json_response(HTTPStatus.SERVICE_UNAVAILABLE, {"error": f"Server busy: {busy}"})
+    return None
+
+
+def _authorized(request: Request, api_key: str | None) -> bool:
+    if not api_key:
+        return True
+    given = request.headers.get("Authorization", "")
+    return hmac.compare_digest(given.encode(), f"Bearer {api_key}".encode())
+
+
+def _response(status: HTTPStatus, body: bytes, content_type: str = "text/plain") -> Response:
+    headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body)))])
+    return Response(status.value, status.phrase, headers, body)
+
+
+def _json_response(status: HTTPStatus, payload: object) -> Response:
+    return _response(status, json.dumps(payload).encode(), "application/json")
