@@ -1,8 +1,11 @@
-"""The assistant without a window: the controller, the live history and the voice actions, joined."""
+"""The assistant without a window: the controller, the live history, the voice actions and the
+file queue, joined."""
 
 from __future__ import annotations
 
 from voxdesk.app.actions import ActionCenter, Services
+from voxdesk.app.files.queue import FileQueue
+from voxdesk.app.files.queue_runner import EngineFileRunner
 from voxdesk.app.history.live import LiveHistory
 from voxdesk.app.history.store import HistoryStore
 from voxdesk.app.listening.controller import Controller
@@ -13,10 +16,11 @@ __all__ = ["Assistant"]
 
 
 class Assistant:
-    """Listening, history and voice actions for one run; a window or a test drives it.
+    """Listening, history, voice actions and file transcription for one run; a window or a test drives it.
 
     ``services`` are the desktop's clipboard, notifier, opener...; stopping the microphone
     defaults to this controller's. Without ``history_store`` nothing is written to the history.
+    Files added to ``files`` are transcribed on an engine of their own and recorded in the history.
     The executors read ``services`` when an action runs, so a service filled in after this is
     built (the tray's notifier, which needs the window) is still used.
     """
@@ -27,6 +31,8 @@ class Assistant:
         services.stop_listening = services.stop_listening or self.controller.request_stop
         self.center = ActionCenter(settings.actions, services)
         self.actions = VoiceActions(self.controller, self.center, self.history)
+        self.file_runner = EngineFileRunner(history_store)
+        self.files = FileQueue(self.file_runner)
 
     async def start(self) -> None:
         """Load the engine the settings name; a failure is reported to the controller's listeners."""
@@ -38,8 +44,10 @@ class Assistant:
         self.center.update_settings(settings.actions)
 
     async def aclose(self) -> None:
-        """Stop listening, let the action in progress finish, close the history."""
+        """Stop listening and transcribing files, let the action in progress finish, close the history."""
         await self.controller.aclose()
+        await self.files.aclose()
+        await self.file_runner.aclose()
         await self.actions.aclose()
         if self.history is not None:
             self.history.store.close()

@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtGui import QIcon
@@ -27,6 +28,7 @@ from voxdesk.engine.kinds import EngineKind
 from voxdesk.ui import smoke_test
 from voxdesk.ui.actions_panel import ActionsPanel
 from voxdesk.ui.desktop_services import QtClipboard, TrayNotifier
+from voxdesk.ui.file_queue import FileQueuePanel
 from voxdesk.ui.history_panel import HistoryPanel
 from voxdesk.ui.main_window import MainWindow
 from voxdesk.ui.settings_dialog import SettingsDialog
@@ -96,6 +98,10 @@ class Desktop:
         services.notifier = services.notifier or TrayNotifier(self.tray)
         self.assistant.center.add_mode_listener(self._remember_mode)
         self.window.add_panel(ActionsPanel(self.assistant.center), "&Actions")
+        self.files_panel = FileQueuePanel(self.assistant.files)
+        self.window.add_panel(self.files_panel, "&Files")
+        self.window.transcribe_requested.connect(self.transcribe_files)
+        self.files_panel.show_session_requested.connect(self.show_session)
         self._quit = asyncio.Event()
         for warning in warnings:
             self.window.show_problem(warning)
@@ -112,6 +118,20 @@ class Desktop:
             return panel, open_store(), ""
         except HistoryError as exc:
             return None, None, f"history is off for this run: {exc}"
+
+    def transcribe_files(self, paths: list[Path]) -> None:
+        """Queue files for transcription and show the Files tab."""
+        self.assistant.files.add(paths)
+        self.window.tabs.setCurrentWidget(self.files_panel)
+
+    def show_session(self, session_id: int) -> None:
+        """Show a history session (a transcribed file) in the History tab."""
+        if self.history_panel is None:
+            return
+        self.history_panel.search_box.clear()
+        self.history_panel.refresh()
+        if self.history_panel.select_session(session_id):
+            self.window.tabs.setCurrentWidget(self.history_panel)
 
     def _remember_mode(self, mode: str) -> None:
         self.controller.settings.actions.mode = mode

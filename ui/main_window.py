@@ -1,5 +1,6 @@
 """The main window: live transcript, utterances with latency, level meter, listen button,
-engine selector with status, and the problems users need to read."""
+engine selector with status, and the problems users need to read. Audio files chosen from the
+File menu or dropped on it are handed on for transcription."""
 
 from __future__ import annotations
 
@@ -7,13 +8,24 @@ import asyncio
 import copy
 import statistics
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QUrl, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QIcon, QKeyEvent, QKeySequence
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDesktopServices,
+    QDragEnterEvent,
+    QDropEvent,
+    QIcon,
+    QKeyEvent,
+    QKeySequence,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QMainWindow,
@@ -45,6 +57,10 @@ from voxdesk.ui.settings_dialog import ENGINE_LABELS
 from voxdesk.ui.transcript_view import TranscriptView
 from voxdesk.ui.utterance_list import UtteranceList
 
+AUDIO_FILTER = (
+    "Audio and video files (*.wav *.flac *.ogg *.oga *.opus *.mp3 *.m4a *.aac *.mp4 *.mkv *.webm *.aiff);;All files (*)"
+)
+
 STATE_WORDS = {
     EngineState.NONE: "not started",
     EngineState.LOADING: "loading",
@@ -69,6 +85,8 @@ class MainWindow(QMainWindow):
 
     settings_requested = Signal()
     quit_requested = Signal()
+    transcribe_requested = Signal(list)
+    """Files to transcribe (a list of :class:`~pathlib.Path`), chosen in the File menu or dropped."""
 
     def __init__(self, controller: Controller, *, shortcut_note: str = "") -> None:
         super().__init__()
@@ -141,6 +159,8 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.problem_banner)
         layout.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
+        self.setAcceptDrops(True)
+        self._add_file_menu()
         self._add_shortcuts()
         self._add_help_menu()
 
@@ -164,6 +184,27 @@ class MainWindow(QMainWindow):
             action.setShortcut(QKeySequence(keys))
             action.triggered.connect(slot)
             menu.addAction(action)
+
+    def _add_file_menu(self) -> None:
+        self.file_menu = self.menuBar().addMenu("&File")
+        self.transcribe_file_action = self.file_menu.addAction("&Transcribe file…")
+        self.transcribe_file_action.setShortcut(QKeySequence("Ctrl+O"))
+        self.transcribe_file_action.triggered.connect(self.choose_files)
+
+    def choose_files(self) -> None:
+        """Ask for audio files and ask for them to be transcribed."""
+        names, _ = QFileDialog.getOpenFileNames(self, "Transcribe files", "", AUDIO_FILTER)
+        if names:
+            self.transcribe_requested.emit([Path(name) for name in names])
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if _dropped_files(event):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        if files := _dropped_files(event):
+            event.acceptProposedAction()
+            self.transcribe_requested.emit(files)
 
     def _add_help_menu(self) -> None:
         menu = self.menuBar().addMenu("&Help")
@@ -292,3 +333,10 @@ class MainWindow(QMainWindow):
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+
+def _dropped_files(event: QDropEvent) -> list[Path]:
+    """The local files (not folders) a drag carries; whether they hold audio is found out later."""
+    mime = event.mimeData()
+    paths = [Path(url.toLocalFile()) for url in mime.urls() if url.isLocalFile()] if mime.hasUrls() else []
+    return [path for path in paths if not path.is_dir()]

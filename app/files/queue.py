@@ -146,6 +146,9 @@ class FileQueue:
     async def _work(self) -> None:
         while job := next((j for j in self._jobs if j.state == JobState.QUEUED), None):
             await self._run(job)
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():  # a runner kept its partial outcome
+                raise asyncio.CancelledError
 
     async def _run(self, job: FileJob) -> None:
         def progress(position: float, duration: float, speed: float | None) -> None:

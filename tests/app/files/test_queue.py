@@ -61,7 +61,7 @@ def test_files_run_one_at_a_time_in_order_with_progress() -> None:
         assert runner.started == ["a.wav", "b.wav"]
         runner.gates["b.wav"].set()
         await queue.wait_idle()
-        assert second.state == JobState.DONE
+        assert [job.state for job in queue.jobs] == [JobState.DONE, JobState.DONE]
         assert ("a.wav", JobState.QUEUED, None) in seen and ("a.wav", JobState.RUNNING, 0.0) in seen
         assert seen[-1] == ("b.wav", JobState.DONE, 1.0)
 
