@@ -40,7 +40,6 @@ from voxdesk.engine.events import (
     UtteranceStats,
 )
 from voxdesk.engine.realtime.events import (
-    ErrorCode,
     ErrorEvent,
     InputAudioBufferAppend,
     InputAudioBufferCommit,
@@ -55,7 +54,7 @@ from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
 __all__ = ["RemoteEngine", "RemoteSettings", "backoff", "encode_audio"]
 
 # Errors after which retrying the same request cannot help.
-_FATAL_CODES = {ErrorCode.MODEL_NOT_FOUND, ErrorCode.INVALID_EVENT, ErrorCode.MODEL_NOT_VALIDATED}
+_FATAL_CODES = {StreamErrorCode.MODEL_NOT_FOUND, StreamErrorCode.INVALID_EVENT, StreamErrorCode.MODEL_NOT_VALIDATED}
 
 
 def _stream_code(code: str | None) -> StreamErrorCode:
@@ -258,7 +257,7 @@ class _RemoteSession:
                     yield self._done()
                     return
                 elif isinstance(event, ErrorEvent):
-                    fatal = event.code in _FATAL_CODES or event.code == ErrorCode.PROCESSING_ERROR
+                    fatal = event.code in _FATAL_CODES or event.code == StreamErrorCode.PROCESSING_ERROR
                     yield StreamError(_stream_code(event.code), event.error, self._time(), fatal=fatal)
                     if fatal:
                         return

@@ -18,8 +18,8 @@ from typing import Any
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from voxdesk.engine.events import StreamErrorCode
 from voxdesk.engine.realtime.config import ServerConfig
-from voxdesk.engine.realtime.events import ErrorCode
 from voxdesk.engine.realtime.metrics import RealtimeMetrics
 from voxdesk.engine.realtime.protocol import AudioReceived, EndOfAudio, Generation, ServerProtocol, StartGeneration
 from voxdesk.engine.realtime.serving import Transcription
@@ -117,7 +117,9 @@ class Connection:
         if self.generation is None or not self.generation.running:
             return
         self.generation.end_audio()
-        self.protocol.send_error(ErrorCode.SERVER_SHUTDOWN, "Server shutting down: finishing the current transcription")
+        self.protocol.send_error(
+            StreamErrorCode.SERVER_SHUTDOWN, "Server shutting down: finishing the current transcription"
+        )
         with contextlib.suppress(ConnectionClosed):
             await self.flush()
 
@@ -136,7 +138,7 @@ class Connection:
     async def _evict_idle(self) -> None:
         seconds = self._config.idle_timeout
         self.log.info("no message for %g s: closing", seconds)
-        self.protocol.send_error(ErrorCode.IDLE_TIMEOUT, f"No message for {seconds:g} s: session closed")
+        self.protocol.send_error(StreamErrorCode.IDLE_TIMEOUT, f"No message for {seconds:g} s: session closed")
         with contextlib.suppress(ConnectionClosed):
             await self.flush()
             await self.socket.close(1000, "idle timeout")

@@ -16,15 +16,15 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, ClassVar
 
 from voxdesk.engine.errors import VoxdeskError
+from voxdesk.engine.events import StreamErrorCode
 
 __all__ = [
     "CLIENT_EVENTS",
+    "WIRE_ERROR_CODES",
     "ClientEvent",
-    "ErrorCode",
     "ErrorEvent",
     "InputAudioBufferAppend",
     "InputAudioBufferCommit",
@@ -41,25 +41,27 @@ __all__ = [
 ]
 
 
-class ErrorCode(StrEnum):
-    """``error.code`` values: vLLM's seven, then Voxdesk's additions."""
-
-    INVALID_JSON = "invalid_json"
-    UNKNOWN_EVENT = "unknown_event"
-    INVALID_EVENT = "invalid_event"
-    MODEL_NOT_FOUND = "model_not_found"
-    MODEL_NOT_VALIDATED = "model_not_validated"
-    INVALID_AUDIO = "invalid_audio"
-    PROCESSING_ERROR = "processing_error"
-    IDLE_TIMEOUT = "idle_timeout"
-    BUFFER_FULL = "buffer_full"
-    SERVER_SHUTDOWN = "server_shutdown"
+WIRE_ERROR_CODES = frozenset(
+    {
+        StreamErrorCode.INVALID_JSON,
+        StreamErrorCode.UNKNOWN_EVENT,
+        StreamErrorCode.INVALID_EVENT,
+        StreamErrorCode.MODEL_NOT_FOUND,
+        StreamErrorCode.MODEL_NOT_VALIDATED,
+        StreamErrorCode.INVALID_AUDIO,
+        StreamErrorCode.PROCESSING_ERROR,
+        StreamErrorCode.IDLE_TIMEOUT,
+        StreamErrorCode.BUFFER_FULL,
+        StreamErrorCode.SERVER_SHUTDOWN,
+    }
+)
+"""The ``error.code`` values a server sends: vLLM's seven, then Voxdesk's additions."""
 
 
 class ProtocolError(VoxdeskError):
     """A peer's message broke the protocol; it becomes one ``error`` event."""
 
-    def __init__(self, code: ErrorCode, message: str) -> None:
+    def __init__(self, code: StreamErrorCode, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -190,12 +192,12 @@ def _lax_bool(value: Any, name: str) -> bool:
         return bool(value)
     if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
         return value.strip().lower() in _TRUE
-    raise ProtocolError(ErrorCode.PROCESSING_ERROR, f"{name}: Input should be a valid boolean")
+    raise ProtocolError(StreamErrorCode.PROCESSING_ERROR, f"{name}: Input should be a valid boolean")
 
 
 def _session_update(data: dict[str, Any]) -> SessionUpdate:
     if data.get("model") is None:
-        raise ProtocolError(ErrorCode.INVALID_EVENT, "Missing required field: model")
+        raise ProtocolError(StreamErrorCode.INVALID_EVENT, "Missing required field: model")
     provisional = data.get("provisional", False)
     return SessionUpdate(model=data["model"], provisional=provisional is True)
 
@@ -204,7 +206,7 @@ def _append(data: dict[str, Any]) -> InputAudioBufferAppend:
     audio = data.get("audio")
     if not isinstance(audio, str):
         problem = "Field required" if audio is None else "Input should be a valid string"
-        raise ProtocolError(ErrorCode.PROCESSING_ERROR, f"audio: {problem}")
+        raise ProtocolError(StreamErrorCode.PROCESSING_ERROR, f"audio: {problem}")
     return InputAudioBufferAppend(audio=audio)
 
 
@@ -229,13 +231,13 @@ def parse_client_event(text: str) -> ClientEvent:
     try:
         data = json.loads(text)
     except ValueError:
-        raise ProtocolError(ErrorCode.INVALID_JSON, "Invalid JSON") from None
+        raise ProtocolError(StreamErrorCode.INVALID_JSON, "Invalid JSON") from None
     if not isinstance(data, dict):
-        raise ProtocolError(ErrorCode.PROCESSING_ERROR, f"'{type(data).__name__}' object has no attribute 'get'")
+        raise ProtocolError(StreamErrorCode.PROCESSING_ERROR, f"'{type(data).__name__}' object has no attribute 'get'")
     kind = data.get("type")
     parser = CLIENT_EVENTS.get(kind) if isinstance(kind, str) else None
     if parser is None:
-        raise ProtocolError(ErrorCode.UNKNOWN_EVENT, f"Unknown event type: {data.get('type')}")
+        raise ProtocolError(StreamErrorCode.UNKNOWN_EVENT, f"Unknown event type: {data.get('type')}")
     return parser(data)
 
 

@@ -22,8 +22,8 @@ from enum import StrEnum
 
 import numpy as np
 
+from voxdesk.engine.events import StreamErrorCode
 from voxdesk.engine.realtime.events import (
-    ErrorCode,
     ErrorEvent,
     InputAudioBufferAppend,
     InputAudioBufferCommit,
@@ -96,9 +96,9 @@ def decode_audio(data: str, max_samples: int) -> np.ndarray:
     try:
         raw = base64.b64decode(data, validate=False)
     except (binascii.Error, ValueError):
-        raise ProtocolError(ErrorCode.INVALID_AUDIO, "Invalid audio data") from None
+        raise ProtocolError(StreamErrorCode.INVALID_AUDIO, "Invalid audio data") from None
     if not raw or len(raw) % 2 or len(raw) // 2 > max_samples:
-        raise ProtocolError(ErrorCode.INVALID_AUDIO, "Invalid audio data")
+        raise ProtocolError(StreamErrorCode.INVALID_AUDIO, "Invalid audio data")
     return np.frombuffer(raw, dtype="<i2").astype(np.float32) / 32768.0
 
 
@@ -162,7 +162,7 @@ class ServerProtocol:
 
     def receive_binary(self) -> None:
         """Handle a binary frame: vLLM drops the socket (§4); Voxdesk answers and stays open."""
-        self.send_error(ErrorCode.INVALID_EVENT, "Binary frames are not supported: send JSON text frames")
+        self.send_error(StreamErrorCode.INVALID_EVENT, "Binary frames are not supported: send JSON text frames")
 
     def events_received(self) -> list[Action]:
         """Actions for the I/O layer, oldest first; the list is emptied."""
@@ -193,13 +193,13 @@ class ServerProtocol:
         self._send(TranscriptionDone(text=text, usage=usage or Usage()))
         self.generation = Generation.IDLE
 
-    def send_error(self, code: ErrorCode, message: str) -> None:
+    def send_error(self, code: StreamErrorCode, message: str) -> None:
         """Queue an ``error`` event."""
         self._send(ErrorEvent(error=message, code=code.value))
 
     def generation_failed(self, message: str) -> None:
         """The engine failed: ``processing_error`` and no ``done`` for this generation (§4)."""
-        self.send_error(ErrorCode.PROCESSING_ERROR, message)
+        self.send_error(StreamErrorCode.PROCESSING_ERROR, message)
         self.generation = Generation.IDLE
 
     # Handlers
@@ -208,7 +208,7 @@ class ServerProtocol:
         model = event.model
         valid = self.skip_model_validation or not model or model == self.served_model
         if not valid:
-            raise ProtocolError(ErrorCode.MODEL_NOT_FOUND, f"The model `{model}` does not exist.")
+            raise ProtocolError(StreamErrorCode.MODEL_NOT_FOUND, f"The model `{model}` does not exist.")
         self.model_validated = True
         self.provisional = event.provisional
 
@@ -216,14 +216,16 @@ class ServerProtocol:
         samples = decode_audio(event.audio, self.max_message_samples)
         if self.samples_received + len(samples) > self.max_session_samples:
             limit = self.max_session_samples / SAMPLE_RATE
-            raise ProtocolError(ErrorCode.BUFFER_FULL, f"Session audio limit reached ({limit:g} s); chunk dropped")
+            raise ProtocolError(
+                StreamErrorCode.BUFFER_FULL, f"Session audio limit reached ({limit:g} s); chunk dropped"
+            )
         if self.generation is Generation.FINALIZING:
             return  # vLLM discards audio sent between the final commit and done
         if self.generation is Generation.IDLE:
             if self._pending_samples + len(samples) > self.max_pending_samples:
                 limit = self.max_pending_samples / SAMPLE_RATE
                 raise ProtocolError(
-                    ErrorCode.BUFFER_FULL, f"More than {limit:g} s of audio waiting for a commit; chunk dropped"
+                    StreamErrorCode.BUFFER_FULL, f"More than {limit:g} s of audio waiting for a commit; chunk dropped"
                 )
             self._pending.append(samples)
             self._pending_samples += len(samples)
@@ -233,7 +235,7 @@ class ServerProtocol:
 
     def _commit(self, event: InputAudioBufferCommit) -> None:
         if not self.model_validated:
-            raise ProtocolError(ErrorCode.MODEL_NOT_VALIDATED, MODEL_NOT_VALIDATED_MESSAGE)
+            raise ProtocolError(StreamErrorCode.MODEL_NOT_VALIDATED, MODEL_NOT_VALIDATED_MESSAGE)
         if not event.final:
             if self.generation is not Generation.IDLE:
                 self.log.warning("generation already in progress, ignoring commit")  # as vLLM (§4)

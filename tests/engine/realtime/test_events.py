@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from voxdesk.engine.events import StreamErrorCode
 from voxdesk.engine.realtime.events import (
-    ErrorCode,
     ErrorEvent,
     InputAudioBufferAppend,
     InputAudioBufferCommit,
@@ -81,18 +81,18 @@ def test_client_events_parse(text: str, expected: object) -> None:
 @pytest.mark.parametrize(
     ("text", "code", "message"),
     [
-        ("{not json", ErrorCode.INVALID_JSON, "Invalid JSON"),
-        ("[]", ErrorCode.PROCESSING_ERROR, "'list' object has no attribute 'get'"),
-        ("5", ErrorCode.PROCESSING_ERROR, "'int' object has no attribute 'get'"),
-        ('{"type":"response.create"}', ErrorCode.UNKNOWN_EVENT, "Unknown event type: response.create"),
-        ("{}", ErrorCode.UNKNOWN_EVENT, "Unknown event type: None"),
-        ('{"type":"session.update"}', ErrorCode.INVALID_EVENT, "Missing required field: model"),
-        ('{"type":"session.update","model":null}', ErrorCode.INVALID_EVENT, "Missing required field: model"),
-        ('{"type":"input_audio_buffer.append"}', ErrorCode.PROCESSING_ERROR, "audio: Field required"),
-        ('{"type":"input_audio_buffer.commit","final":"maybe"}', ErrorCode.PROCESSING_ERROR, "final"),
+        ("{not json", StreamErrorCode.INVALID_JSON, "Invalid JSON"),
+        ("[]", StreamErrorCode.PROCESSING_ERROR, "'list' object has no attribute 'get'"),
+        ("5", StreamErrorCode.PROCESSING_ERROR, "'int' object has no attribute 'get'"),
+        ('{"type":"response.create"}', StreamErrorCode.UNKNOWN_EVENT, "Unknown event type: response.create"),
+        ("{}", StreamErrorCode.UNKNOWN_EVENT, "Unknown event type: None"),
+        ('{"type":"session.update"}', StreamErrorCode.INVALID_EVENT, "Missing required field: model"),
+        ('{"type":"session.update","model":null}', StreamErrorCode.INVALID_EVENT, "Missing required field: model"),
+        ('{"type":"input_audio_buffer.append"}', StreamErrorCode.PROCESSING_ERROR, "audio: Field required"),
+        ('{"type":"input_audio_buffer.commit","final":"maybe"}', StreamErrorCode.PROCESSING_ERROR, "final"),
     ],
 )
-def test_bad_client_events_map_to_vllm_codes(text: str, code: ErrorCode, message: str) -> None:
+def test_bad_client_events_map_to_vllm_codes(text: str, code: StreamErrorCode, message: str) -> None:
     with pytest.raises(ProtocolError) as raised:
         parse_client_event(text)
     assert raised.value.code is code

@@ -7,8 +7,9 @@ import json
 import numpy as np
 import pytest
 
+from voxdesk.engine.events import StreamErrorCode
 from voxdesk.engine.realtime.client import encode_audio
-from voxdesk.engine.realtime.events import ErrorCode, ProtocolError, Usage
+from voxdesk.engine.realtime.events import ProtocolError, Usage
 from voxdesk.engine.realtime.protocol import (
     MODEL_NOT_VALIDATED_MESSAGE,
     AudioReceived,
@@ -124,7 +125,7 @@ def test_per_message_and_per_session_limits() -> None:
     assert error["code"] == "invalid_audio"
     assert append(protocol, 1.0) == []
     [error] = append(protocol, 1.0)
-    assert error["code"] == ErrorCode.BUFFER_FULL
+    assert error["code"] == StreamErrorCode.BUFFER_FULL
     assert protocol.samples_received == 16_000
 
 
