@@ -44,7 +44,7 @@ from voxdesk.engine.events import TextDelta, UtteranceDone
 from voxdesk.engine.vllm_engine import VllmEngine, VllmSettings
 
 CHUNK = 1600
-LEFT_PAD, FIRST_OUTPUT, SLOT = 40960, 49960, 1280  # Voxtral's streaming buffer (tiny-realtime-model.md)
+LEFT_PAD, FIRST_OUTPUT, SLOT = 40960, 49960, 1280  # Voxtral's streaming buffer (scripts/make_tiny_voxtral.py)
 
 
 def outputs_unlocked(samples_sent: int) -> int:

@@ -7,8 +7,8 @@ The checkpoint has the real architecture (``VoxtralRealtimeGeneration``: causal 
 encoder, 4x downsampling adapter, ada-norm decoder) at toy size, about 0.9 M parameters, in
 Mistral format: ``params.json``, ``consolidated.safetensors`` and ``tekken.json`` carrying
 Voxtral's streaming audio settings (16 kHz, 80 ms per token, 480 ms delay). Its transcripts
-are meaningless; vLLM's realtime mechanics on it are real. Weight scales follow
-``shared/docs/tiny-realtime-model.md`` so greedy output is visible text that follows the audio.
+are meaningless; vLLM's realtime mechanics on it are real. Weights are scaled so that greedy
+output is visible text that follows the audio.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ ENGINE_OPTIONS: EngineOptions = {
     "max_num_seqs": 4,
     "seed": 0,
 }
-# vLLM counts for 4 s of audio with Voxtral's streaming settings (tiny-realtime-model.md):
+# vLLM counts for 4 s of audio with Voxtral's streaming settings (scripts/make_tiny_voxtral.py):
 # 99 slots of 80 ms once padded, the first 39 are the prompt, one output per remaining slot.
 OUTPUTS_FOR_4S = 60
 PROMPT_TOKENS = 39

@@ -1,4 +1,4 @@
-"""The event models against vLLM's exact JSON (vllm-realtime-reference §2)."""
+"""The event models against vLLM's exact JSON (docs/realtime-protocol.md §2)."""
 
 from __future__ import annotations
 
