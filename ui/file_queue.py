@@ -33,6 +33,8 @@ def _clock(seconds: float) -> str:
 def describe_job(job: FileJob) -> str:
     """The job's state in a few words: position, speed and time left while it runs."""
     if job.state == JobState.RUNNING:
+        if job.stopping:
+            return "stopping…"
         if job.duration is None:
             return "reading the file"
         words = f"{_clock(job.position)} of {_clock(job.duration)}"
@@ -46,8 +48,8 @@ def describe_job(job: FileJob) -> str:
         if not job.outcome.text:
             return "done: no speech heard"
         return "done" if job.outcome.session_id is not None else "done (not recorded in the history)"
-    if job.state == JobState.CANCELLED and job.outcome is not None and job.outcome.partial:
-        return "cancelled; the part transcribed is in the history"
+    if job.state == JobState.CANCELLED and job.outcome is not None and job.outcome.session_id is not None:
+        return f"cancelled at {_clock(job.position)}; the part before is in the history"
     return str(job.state)
 
 
@@ -148,7 +150,7 @@ class FileQueuePanel(QWidget):
         if not job.state.finished:
             button.setText("Cancel")
             button.setAccessibleName(f"Cancel {job.path.name}")
-            button.setEnabled(True)
+            button.setEnabled(not job.stopping)
         else:
             button.setText("Show in History")
             button.setAccessibleName(f"Show {job.path.name} in the history")

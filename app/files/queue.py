@@ -61,6 +61,8 @@ class FileJob:
     """Audio seconds transcribed per wall-clock second, once known."""
     outcome: JobOutcome | None = None
     error: str = ""
+    stopping: bool = False
+    """Cancel was asked for while it runs; it stops at the runner's next chance."""
 
     @property
     def fraction(self) -> float | None:
@@ -120,7 +122,10 @@ class FileQueue:
         if job is None or job.state.finished:
             return
         if self._running is not None and self._running[0] is job:
-            self._running[1].cancel()
+            if not job.stopping:  # once: a runner that keeps a partial outcome is waited for
+                job.stopping = True
+                self._running[1].cancel()
+                self._emit(job)
             return
         job.state = JobState.CANCELLED
         self._emit(job)
