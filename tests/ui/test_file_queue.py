@@ -4,9 +4,11 @@ tab; rows cancel queued and running files."""
 from __future__ import annotations
 
 import asyncio
+import itertools
+import time
 from pathlib import Path
 
-from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
@@ -60,11 +62,19 @@ def test_dropped_files_show_progress_and_their_transcripts_in_the_history_tab(
         lambda job: shown.setdefault(job.id, []).append(panel.progress_bar(job.id).value())
     )
 
+    ticks: list[float] = []  # the window's own timer, to see that it never waits for the work
+    timer = QTimer(desktop.window)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.start(20)
+
     paths = [fixture_path(passage), fixture_path(command), tmp_path]  # the folder is left out
     assert drop_files(qtbot, desktop, paths)
     long_job, job = desktop.assistant.files.jobs
     assert desktop.window.tabs.currentWidget() is panel
     qtbot.waitUntil(lambda: job.state.finished, timeout=FILE_TIMEOUT_MS)
+    timer.stop()
+    longest_wait = max(later - earlier for earlier, later in itertools.pairwise(ticks))
+    assert longest_wait < 0.5, f"the window stood still for {longest_wait:.2f} s while files were transcribed"
 
     assert (long_job.state, job.state) == (JobState.DONE, JobState.DONE), (long_job.error, job.error)
     assert len({v for v in shown[long_job.id] if 0 < v < 1000}) >= 2, f"no progress seen: {shown}"
@@ -100,6 +110,7 @@ def test_cancel_buttons_stop_a_queued_and_the_running_file(qtbot: QtBot, qloop: 
     qtbot.mouseClick(panel.button(queued.id), Qt.MouseButton.LeftButton)
     assert queued.state == JobState.CANCELLED and panel.status_text(queued.id) == "cancelled"
     qtbot.mouseClick(panel.button(running.id), Qt.MouseButton.LeftButton)
+    assert panel.status_text(running.id) == "stopping…" and not panel.button(running.id).isEnabled()
     qtbot.waitUntil(lambda: running.state == JobState.CANCELLED)
     qtbot.waitUntil(lambda: last.state == JobState.RUNNING)
     assert runner.started == ["a.wav", "c.wav"]
