@@ -23,6 +23,7 @@ from voxdesk.engine.kinds import EngineKind
 
 APP_NAME = "voxdesk"
 ACTION_MODES = ("command", "dictation")
+WHISPER_DEVICES = ("auto", "cpu", "cuda")  # as voxdesk.engine.whisper_models.DEVICES
 
 
 def config_dir() -> Path:
@@ -47,6 +48,8 @@ class AudioSettings:
 @dataclass
 class EngineSettings:
     kind: EngineKind = EngineKind.BUILTIN
+    whisper_model: str = "tiny.en"  # built-in engine: tiny.en (bundled), a model folder or name
+    device: str = "auto"  # built-in engine: one of WHISPER_DEVICES
     vllm_model: str = "mistralai/Voxtral-Mini-4B-Realtime-2602"
     server_url: str = "ws://127.0.0.1:8000"
     server_model: str = ""  # "" asks the server for its only model
@@ -87,7 +90,7 @@ class Settings:
     actions: ActionSettings = field(default_factory=ActionSettings)
 
 
-_CHOICES = {("actions", "mode"): ACTION_MODES}
+_CHOICES = {("actions", "mode"): ACTION_MODES, ("engine", "device"): WHISPER_DEVICES}
 
 
 def _coerce(value: Any, default: Any) -> Any:

@@ -29,6 +29,7 @@ from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings
 from voxdesk.engine.realtime.server import RealtimeServer, ServerConfig
 from voxdesk.engine.vllm_engine import VllmSettings
+from voxdesk.engine.whisper_models import BUNDLED_MODEL, DEVICES
 
 __all__ = ["main"]
 
@@ -82,10 +83,25 @@ def build_parser() -> argparse.ArgumentParser:
     transcribe.add_argument("--model", default="", help="model to ask the server for, or for --engine vllm to load")
     transcribe.add_argument("--api-key", default=os.environ.get("VOXDESK_API_KEY"), help="bearer key for the server")
     add_transcribe_history_arguments(transcribe)  # history: issue 8
+    _add_whisper_arguments(transcribe)
     _add_vllm_arguments(transcribe)
     _add_serve_parser(commands)
     add_history_parser(commands)  # history: issue 8
     return parser
+
+
+def _add_whisper_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("built-in engine (--engine builtin)")
+    group.add_argument(
+        "--whisper-model",
+        default=BUNDLED_MODEL,
+        metavar="MODEL",
+        help="tiny.en (bundled, the default), a CTranslate2 Whisper model folder, or a model already in the hub cache",
+    )
+    group.add_argument(
+        "--device", dest="whisper_device", choices=DEVICES, default="auto", help="where Whisper runs (default: auto)"
+    )
+    group.add_argument("--language", default="auto", help="Whisper language code, or auto (default: %(default)s)")
 
 
 def _add_vllm_arguments(parser: argparse.ArgumentParser) -> None:
@@ -100,7 +116,7 @@ def _add_vllm_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _create_engine(args: argparse.Namespace) -> StreamingEngine:
     if args.engine != EngineKind.VLLM:
-        return create_engine(args.engine)
+        return create_engine(args.engine, model=args.whisper_model, device=args.whisper_device, language=args.language)
     mistral = args.tokenizer_mode == "mistral"
     return create_engine(
         EngineKind.VLLM,
@@ -154,6 +170,7 @@ def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         action="store_true",
         help="listen beyond loopback without an API key (only on a trusted network)",
     )
+    _add_whisper_arguments(serve)
     _add_vllm_arguments(serve)
 
 

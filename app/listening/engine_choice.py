@@ -16,7 +16,7 @@ def build_engine(choice: EngineSettings) -> StreamingEngine:
         return RemoteEngine(remote)
     if choice.kind == EngineKind.VLLM:
         return create_engine(EngineKind.VLLM, model=choice.vllm_model)
-    return create_engine(EngineKind.BUILTIN)
+    return create_engine(EngineKind.BUILTIN, model=choice.whisper_model or "tiny.en", device=choice.device)
 
 
 def describe_engine(choice: EngineSettings) -> str:
@@ -25,4 +25,4 @@ def describe_engine(choice: EngineSettings) -> str:
         return f"remote server {choice.server_url}"
     if choice.kind == EngineKind.VLLM:
         return f"local GPU (vLLM, {choice.vllm_model})"
-    return "built-in CPU engine"
+    return f"built-in engine (Whisper {choice.whisper_model or 'tiny.en'}, device {choice.device})"
