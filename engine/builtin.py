@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from voxdesk.engine.agreement import StablePrefix, join_words
+from voxdesk.engine.batch import BatchSettings, BatchTranscriber
 from voxdesk.engine.errors import AudioFormatError
 from voxdesk.engine.events import (
     EngineEvent,
@@ -87,6 +88,12 @@ class BuiltinEngine:
         if self._decoder is None:
             raise RuntimeError("call load() before stream()")
         return _Session(self, self._decoder).run(audio)
+
+    def batch_transcriber(self, settings: BatchSettings | None = None) -> BatchTranscriber:
+        """Batched whole-file decoding with this engine's model, device and language (:mod:`voxdesk.engine.batch`)."""
+        if self._decoder is None:
+            raise RuntimeError("call load() before batch_transcriber()")
+        return BatchTranscriber(self._decoder.model, settings, language=self._decoder.language)
 
     async def aclose(self) -> None:
         """Stop the decode thread and drop the model."""

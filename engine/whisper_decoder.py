@@ -121,6 +121,16 @@ class WhisperDecoder:
             tokenizer = self._tokenizer_for(token[2:-2])
         return [*tokenizer.sot_sequence, tokenizer.no_timestamps]
 
+    @property
+    def model(self) -> Any:
+        """The loaded ``faster_whisper.WhisperModel`` (shared with :mod:`voxdesk.engine.batch`)."""
+        return self._model
+
+    @property
+    def language(self) -> str | None:
+        """The fixed language code, or ``None`` when each decode detects it."""
+        return self._language
+
     def partial(self, audio: np.ndarray, committed: list[str]) -> list[str]:
         """Fast greedy guess at the words after ``committed``."""
         return self._generate(audio, committed, beam=1, margin=_PARTIAL_MARGIN, tokens_per_second=6)
