@@ -17,7 +17,10 @@ class AudioFileError(VoxdeskError):
 
 
 def read_audio(path: str | Path) -> np.ndarray:
-    """Decode ``path`` (WAV, FLAC, OGG, MP3, … as libsndfile reads them) to 16 kHz mono float32.
+    """Decode ``path`` to 16 kHz mono float32.
+
+    WAV, FLAC, OGG, MP3, … are read by libsndfile; anything else (m4a/AAC, Opus, the audio
+    track of MP4, MKV or WebM video) by FFmpeg through PyAV (:mod:`voxdesk.app.files.containers`).
 
     Any sample rate and channel count is accepted: channels are averaged and the rate is
     converted with soxr's high-quality resampler.
@@ -28,6 +31,8 @@ def read_audio(path: str | Path) -> np.ndarray:
     import soundfile
     import soxr
 
+    from voxdesk.app.files.containers import ContainerError, read_container
+
     path = Path(path)
     if not path.exists():
         raise AudioFileError(f"{path}: no such file")
@@ -37,11 +42,16 @@ def read_audio(path: str | Path) -> np.ndarray:
         raise AudioFileError(f"{path}: the file is empty (0 bytes)")
     try:
         samples, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
+        mono = samples.mean(axis=1, dtype=np.float32)
     except (soundfile.LibsndfileError, RuntimeError, TypeError) as exc:
-        raise AudioFileError(f"{path}: not a readable audio file ({_reason(exc)})") from exc
-    if samples.shape[0] == 0:
+        try:
+            mono, rate = read_container(path)
+        except ContainerError as container_exc:
+            raise AudioFileError(
+                f"{path}: not a readable audio file ({_reason(exc)}; FFmpeg: {container_exc})"
+            ) from container_exc
+    if mono.shape[0] == 0:
         raise AudioFileError(f"{path}: the file holds no audio samples")
-    mono = samples.mean(axis=1, dtype=np.float32)
     if rate != SAMPLE_RATE:
         mono = soxr.resample(mono, rate, SAMPLE_RATE, quality="HQ")
     mono = np.nan_to_num(np.asarray(mono, np.float32), nan=0.0, posinf=1.0, neginf=-1.0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,19 +31,25 @@ class UtteranceReport:
 
     ``first_text_latency``: from the moment the audio at speech onset was delivered to the
     first text shown for the utterance (provisional or committed). ``final_latency``: from the
-    moment the audio at the end of speech was delivered to ``UtteranceDone``.
+    moment the audio at the end of speech was delivered to ``UtteranceDone``. Both are ``None``
+    for a file decoded as a whole (:mod:`voxdesk.app.files.job`), where nothing was live.
     """
 
     done: UtteranceDone
-    first_text_latency: float
-    final_latency: float
+    first_text_latency: float | None
+    final_latency: float | None
 
 
 @dataclass
 class TranscriptionReport:
-    """Everything one transcription produced, with timings."""
+    """Everything one transcription produced, with timings.
+
+    ``partial``: it was stopped before the end; ``transcribed_seconds`` says how far it got.
+    """
 
     audio_seconds: float
+    transcribed_seconds: float = 0.0
+    partial: bool = False
     timeline: list[TimedEvent] = field(default_factory=list)
     utterances: list[UtteranceReport] = field(default_factory=list)
     errors: list[StreamError] = field(default_factory=list)
@@ -61,13 +67,21 @@ class TranscriptionReport:
         times = [u.done.stats.decode_seconds for u in self.utterances]
         return None if None in times else sum(t for t in times if t is not None)
 
-    def summary(self) -> dict[str, float | int | None]:
+    @property
+    def speed(self) -> float:
+        """Audio transcribed per wall-clock second (x real time)."""
+        return self.transcribed_seconds / max(self.wall_seconds, 1e-9)
+
+    def summary(self) -> dict[str, float | int | bool | None]:
         """Latency medians and p90s, real-time factors and CPU cost, for printing or JSON."""
-        first = [u.first_text_latency for u in self.utterances if u.done.text]
-        final = [u.final_latency for u in self.utterances if u.done.text]
+        first = [u.first_text_latency for u in self.utterances if u.done.text and u.first_text_latency is not None]
+        final = [u.final_latency for u in self.utterances if u.done.text and u.final_latency is not None]
         audio = max(self.audio_seconds, 1e-9)
         return {
             "audio_seconds": round(self.audio_seconds, 3),
+            "transcribed_seconds": round(self.transcribed_seconds, 3),
+            "partial": self.partial,
+            "speed": round(self.speed, 2),
             "utterances": sum(1 for u in self.utterances if u.done.text),
             "first_partial_latency_median_s": _rounded(percentile(first, 50)),
             "first_partial_latency_p90_s": _rounded(percentile(first, 90)),
@@ -98,16 +112,31 @@ async def transcribe_audio(
     realtime: bool = True,
     on_event: Callable[[TimedEvent], None] | None = None,
     chunk_seconds: float = 0.1,
+    should_stop: Callable[[], bool] | None = None,
+    on_position: Callable[[float], None] | None = None,
 ) -> TranscriptionReport:
     """Stream ``audio`` (16 kHz mono float32) through a loaded engine and time every event.
 
-    With ``realtime`` the audio is delivered at the pace it would be spoken.
+    With ``realtime`` the audio is delivered at the pace it would be spoken. Once
+    ``should_stop()`` is true no more audio is delivered: the engine finishes what it heard and
+    the report is marked partial. ``on_position`` gets the seconds of audio delivered so far.
     """
     clock = DeliveryClock()
     report = TranscriptionReport(audio_seconds=len(audio) / SAMPLE_RATE)
     start, cpu_start = time.perf_counter(), time.process_time()
     first_text: float | None = None
-    async for event in engine.stream(paced_chunks(audio, clock, chunk_seconds, realtime)):
+
+    async def delivered() -> AsyncIterator[np.ndarray]:
+        async for chunk in paced_chunks(audio, clock, chunk_seconds, realtime):
+            if should_stop is not None and should_stop():
+                report.partial = True
+                return
+            report.transcribed_seconds += len(chunk) / SAMPLE_RATE
+            if on_position is not None:
+                on_position(report.transcribed_seconds)
+            yield chunk
+
+    async for event in engine.stream(delivered()):
         now = time.perf_counter()
         timed = TimedEvent(event, now - start)
         report.timeline.append(timed)

@@ -17,6 +17,8 @@ __all__ = ["record_report", "report_session", "write_transcript"]
 def record_report(store: HistoryStore, report: TranscriptionReport, *, engine: str, model: str, source: str) -> int:
     """Record a transcribed file as a ``'file'`` session with its non-empty utterances; its id.
 
+    A partial report (stopped before the end of the file) is left without an end time
+    (``ended_at`` NULL), which is how the history marks a file transcription that did not finish.
     Returns :data:`~app.history.store.NOT_RECORDED` when the store keeps no history.
     """
     session_id = store.start_session("file", engine, model, source)
@@ -30,7 +32,8 @@ def record_report(store: HistoryStore, report: TranscriptionReport, *, engine: s
                 first_partial_latency_s=item.first_text_latency,
                 final_latency_s=item.final_latency,
             )
-    store.end_session(session_id)
+    if not report.partial:
+        store.end_session(session_id)
     return session_id
 
 
@@ -39,7 +42,7 @@ def report_session(
 ) -> tuple[SessionRecord, list[UtteranceRecord]]:
     """The session and utterances a report amounts to, without a store (for exporting it directly)."""
     now = datetime.fromtimestamp(time.time(), UTC)
-    session = SessionRecord(session_id, now, now, "file", engine, model, source)
+    session = SessionRecord(session_id, now, None if report.partial else now, "file", engine, model, source)
     utterances = [
         UtteranceRecord(
             number,
