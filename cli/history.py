@@ -9,21 +9,33 @@ from pathlib import Path
 from typing import TextIO
 
 from voxdesk.app.files.transcription import TranscriptionReport
-from voxdesk.app.history.export import FORMATS, export_session, format_for_path, parse_format, vtt_time
+from voxdesk.app.history.export import (
+    FORMATS,
+    ExportError,
+    export_session,
+    format_for_path,
+    parse_format,
+    vtt_time,
+)
 from voxdesk.app.history.recording import record_report, report_session, write_transcript
+from voxdesk.app.history.records import SessionRecord
 from voxdesk.app.history.store import NOT_RECORDED, HistoryStore
 from voxdesk.app.settings import load_settings
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.kinds import EngineKind
 
 __all__ = [
+    "OutputPlan",
     "add_history_parser",
     "add_transcribe_history_arguments",
-    "check_transcribe_output",
     "open_store",
+    "plan_outputs",
     "run_history",
     "save_transcription",
 ]
+
+OutputPlan = list[tuple[Path, tuple[Path, str] | None]]
+"""Each input file with where its transcript goes and in which format (``None``: nowhere)."""
 
 _BUILTIN_MODEL = "whisper-tiny.en"
 
@@ -40,27 +52,53 @@ def open_store(path: Path | None = None) -> HistoryStore:
 
 
 def add_transcribe_history_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--output FILE`` and ``--no-history`` for ``voxdesk transcribe``."""
-    parser.add_argument(
+    """``--output FILE``, ``--output-dir DIR``, ``--format`` and ``--no-history`` for ``voxdesk transcribe``."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
         "--output", "-o", type=Path, metavar="FILE", help="also write the transcript to FILE (.txt, .srt, .vtt, .json)"
+    )
+    where.add_argument(
+        "--output-dir", type=Path, metavar="DIR", help="write one transcript per file into DIR, named after the file"
+    )
+    parser.add_argument(
+        "--format", "-f", choices=FORMATS, help="transcript format (default: --output's extension, else txt)"
     )
     parser.add_argument("--no-history", action="store_true", help="do not record this transcription in the history")
 
 
-def check_transcribe_output(args: argparse.Namespace) -> None:
-    """Fail before transcribing when ``--output`` names a format we cannot write."""
+def plan_outputs(args: argparse.Namespace) -> OutputPlan:
+    """Where each file's transcript goes; fails before transcribing on an output we cannot write."""
+    files: list[Path] = args.file
     if args.output is not None:
-        format_for_path(args.output)
+        if len(files) > 1:
+            raise ExportError("--output takes one file; with several, use --output-dir")
+        return [(files[0], (args.output, args.format or format_for_path(args.output)))]
+    if args.output_dir is None:
+        if args.format:
+            raise ExportError("--format needs --output or --output-dir")
+        return [(path, None) for path in files]
+    format_ = args.format or "txt"
+    targets = [args.output_dir / f"{path.stem}.{format_}" for path in files]
+    clashes = sorted({str(t) for t in targets if targets.count(t) > 1})
+    if clashes:
+        raise ExportError(f"several files would be written to {clashes[0]}: give them different names")
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    return [(path, (target, format_)) for path, target in zip(files, targets, strict=True)]
 
 
-def save_transcription(args: argparse.Namespace, engine_name: str, report: TranscriptionReport) -> None:
-    """Record the transcription in the history (unless ``--no-history`` or history is off) and write ``--output``."""
+def save_transcription(
+    args: argparse.Namespace, path: Path, output: tuple[Path, str] | None, engine_name: str, report: TranscriptionReport
+) -> None:
+    """Record the transcription in the history (unless ``--no-history`` or history is off) and write ``output``.
+
+    A partial report (stopped early) is recorded as a session without an end time.
+    """
     model = args.model or (_BUILTIN_MODEL if engine_name == EngineKind.BUILTIN else "")
     if engine_name == EngineKind.VLLM and not model:
         from voxdesk.engine.vllm_engine import VllmSettings
 
         model = VllmSettings.model
-    source = str(Path(args.file).resolve())
+    source = str(path.resolve())
     session_id = NOT_RECORDED
     if not args.no_history and report.utterances:
         try:
@@ -68,11 +106,11 @@ def save_transcription(args: argparse.Namespace, engine_name: str, report: Trans
                 session_id = record_report(store, report, engine=engine_name, model=model, source=source)
         except (VoxdeskError, sqlite3.Error, OSError) as error:  # the transcript itself is still good
             print(f"voxdesk: warning: not recorded in the history: {error}", file=sys.stderr)
-    if args.output is not None:
+    if output is not None:
         session, utterances = report_session(
             report, engine=engine_name, model=model, source=source, session_id=session_id
         )
-        write_transcript(args.output, session, utterances, format_for_path(args.output))
+        write_transcript(output[0], session, utterances, output[1])
 
 
 # voxdesk history -------------------------------------------------------------------------------
@@ -128,8 +166,14 @@ def _list(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:
     for summary in summaries:
         started = summary.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
         count = summary.utterance_count
-        out.write(f"{summary.id:>5}  {started:16}  {summary.kind:4}  {count:>10}  {summary.preview}\n")
+        preview = f"(partial) {summary.preview}" if _partial(summary) else summary.preview
+        out.write(f"{summary.id:>5}  {started:16}  {summary.kind:4}  {count:>10}  {preview}\n")
     return 0
+
+
+def _partial(session: SessionRecord) -> bool:
+    """A file transcription stopped before its end is kept without an end time."""
+    return session.kind == "file" and session.ended_at is None
 
 
 def _search(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:

@@ -13,17 +13,20 @@ from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from voxdesk.app.files.reading import read_audio
-from voxdesk.app.files.transcription import TimedEvent, transcribe_audio
+import numpy as np
+
+from voxdesk.app.files.job import FileTranscription
+from voxdesk.app.files.reading import AudioFileError, read_audio
+from voxdesk.app.files.transcription import TimedEvent, TranscriptionReport
 from voxdesk.app.log import LEVELS, configure_logging
 from voxdesk.cli.history import (  # history: issue 8
     add_history_parser,
     add_transcribe_history_arguments,
-    check_transcribe_output,
+    plan_outputs,
     run_history,
     save_transcription,
 )
-from voxdesk.cli.terminal import LiveTranscriptPrinter, event_to_json, print_summary
+from voxdesk.cli.terminal import LiveTranscriptPrinter, ProgressBar, event_to_json, print_summary
 from voxdesk.engine import ENGINE_NAMES, EngineKind, StreamingEngine, create_engine
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings
@@ -66,18 +69,22 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     transcribe = commands.add_parser(
         "transcribe",
-        help="stream an audio file through an engine and print the text as it comes",
-        description="Stream an audio file (WAV, FLAC, OGG, MP3; any rate and channel count) through an "
-        "engine at real-time pace, showing committed and provisional text live, then the final "
-        "transcript and latency figures.",
+        help="transcribe audio or video files, as fast as the engine goes",
+        description="Transcribe audio files (WAV, FLAC, OGG, MP3, m4a/AAC, Opus; any rate and channel count) "
+        "or the audio track of videos (MP4, MKV, WebM) as fast as the engine can, with a progress bar on "
+        "a terminal; print each file's transcript and speed. With --realtime the audio is fed at the pace "
+        "it would be spoken, showing text live and the latency figures. Ctrl-C stops and keeps what was "
+        "transcribed so far (printed, written and recorded as partial).",
     )
-    transcribe.add_argument("file", type=Path, help="audio file to transcribe")
+    transcribe.add_argument("file", type=Path, nargs="+", metavar="FILE", help="files to transcribe")
     transcribe.add_argument(
         "--engine", choices=ENGINE_NAMES, default=EngineKind.BUILTIN, help="speech engine (default: %(default)s)"
     )
-    transcribe.add_argument(
-        "--fast", action="store_true", help="feed audio as fast as possible instead of in real time"
+    pace = transcribe.add_mutually_exclusive_group()
+    pace.add_argument(
+        "--realtime", action="store_true", help="feed audio at real-time pace, as from a microphone, and show latencies"
     )
+    pace.add_argument("--fast", action="store_true", help="as fast as possible (the default; kept for old scripts)")
     transcribe.add_argument("--json", action="store_true", help="print one JSON event per line, then a summary line")
     transcribe.add_argument("--server", metavar="URL", help="use the /v1/realtime server at URL (ws:// or wss://)")
     transcribe.add_argument("--model", default="", help="model to ask the server for, or for --engine vllm to load")
@@ -221,22 +228,56 @@ def _engine_for(args: argparse.Namespace) -> StreamingEngine:
 
 
 async def _transcribe(args: argparse.Namespace) -> int:
-    check_transcribe_output(args)  # history: issue 8
-    audio = read_audio(args.file)
+    plan = plan_outputs(args)  # history: issue 8; fails on bad --output/--format before loading anything
     engine = _engine_for(args)
     await engine.load()
+    status = 0
     try:
-        if args.json:
-            report = await transcribe_audio(engine, audio, not args.fast, _print_event)
-            print(json.dumps({"type": "summary", "text": report.text, **report.summary()}), flush=True)
-        else:
-            printer = LiveTranscriptPrinter(sys.stdout, sys.stdout.isatty())
-            report = await transcribe_audio(engine, audio, not args.fast, printer)
-            print_summary(report, sys.stdout)
+        for path, output in plan:
+            try:
+                audio = read_audio(path)
+            except AudioFileError as error:
+                print(f"voxdesk: error: {error}", file=sys.stderr)
+                status = 1
+                continue
+            if len(plan) > 1 and not args.json:
+                print(f"\n==> {path} <==", flush=True)
+            report = await _transcribe_file(engine, audio, path, args)
+            save_transcription(args, path, output, engine.name, report)  # history: issue 8
+            if report.errors:
+                status = 1
+            if report.partial:
+                return 130
     finally:
         await engine.aclose()
-    save_transcription(args, engine.name, report)  # history: issue 8
-    return 1 if report.errors else 0
+    return status
+
+
+async def _transcribe_file(
+    engine: StreamingEngine, audio: np.ndarray, path: Path, args: argparse.Namespace
+) -> TranscriptionReport:
+    """One file; Ctrl-C (SIGINT) stops it and returns what was transcribed so far, marked partial."""
+    interactive = sys.stdout.isatty() and not args.json
+    bar = ProgressBar(sys.stdout, path.name, enabled=interactive and not args.realtime)
+    on_event = _print_event if args.json else LiveTranscriptPrinter(bar, interactive and args.realtime)
+    job = FileTranscription(engine, audio, realtime=args.realtime, on_progress=bar, on_event=on_event)
+    loop = asyncio.get_running_loop()
+
+    def interrupt() -> None:
+        job.cancel()
+        loop.remove_signal_handler(signal.SIGINT)  # a second Ctrl-C quits at once
+
+    loop.add_signal_handler(signal.SIGINT, interrupt)
+    try:
+        report = await job.run()
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        bar.close()
+    if args.json:
+        print(json.dumps({"type": "summary", "text": report.text, **report.summary()}), flush=True)
+    else:
+        print_summary(report, sys.stdout)
+    return report
 
 
 def _print_event(timed: TimedEvent) -> None:

@@ -1,16 +1,19 @@
-"""Showing a transcription in a terminal: live text, JSON lines, and the closing summary."""
+"""Showing a transcription in a terminal: live text, a progress bar, JSON lines, and the closing summary."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import shutil
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
+from tqdm import tqdm
+
+from voxdesk.app.files.job import FileProgress
 from voxdesk.app.files.transcription import TimedEvent, TranscriptionReport
 from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone
 
-__all__ = ["LiveTranscriptPrinter", "event_to_json", "print_summary"]
+__all__ = ["LiveTranscriptPrinter", "ProgressBar", "Writer", "event_to_json", "print_summary"]
 
 _EVENT_TYPES: dict[type, str] = {
     TextDelta: "delta",
@@ -29,6 +32,14 @@ def event_to_json(timed: TimedEvent) -> str:
     return json.dumps(fields, separators=(",", ":"))
 
 
+class Writer(Protocol):
+    """Where text goes: a stream, or a :class:`ProgressBar` that prints above itself."""
+
+    def write(self, text: str, /) -> int | None: ...
+
+    def flush(self) -> None: ...
+
+
 class LiveTranscriptPrinter:
     """Prints committed text and the provisional tail as they change.
 
@@ -36,7 +47,7 @@ class LiveTranscriptPrinter:
     elsewhere only finished utterances are printed, one per line.
     """
 
-    def __init__(self, out: TextIO, interactive: bool) -> None:
+    def __init__(self, out: Writer, interactive: bool) -> None:
         self._out = out
         self._interactive = interactive
         self._committed = ""
@@ -68,8 +79,65 @@ class LiveTranscriptPrinter:
         self._out.flush()
 
 
+class ProgressBar:
+    """Audio position / duration, x real time and time left, on a terminal (tqdm); elsewhere nothing.
+
+    Lines written through it appear above the bar.
+    """
+
+    def __init__(self, out: TextIO, label: str, enabled: bool) -> None:
+        self._out = out
+        self._bar: tqdm[Any] | None = None
+        if enabled:
+            size = shutil.get_terminal_size()  # a fresh pty may say 0 x 0, which tqdm takes as no room
+            self._bar = tqdm(
+                total=1.0,
+                file=out,
+                desc=label,
+                bar_format="{desc} {percentage:3.0f}%|{bar}| {postfix}",
+                ncols=max(40, size.columns - 1),
+                nrows=max(2, size.lines),
+                leave=False,
+            )
+
+    def __call__(self, progress: FileProgress) -> None:
+        if self._bar is None:
+            return
+        speed, left = progress.speed, progress.remaining
+        self._bar.set_postfix_str(
+            f"{clock(progress.position)} / {clock(progress.duration)}, "
+            + ("…" if speed is None else f"{speed:.1f}x real time, {clock(left or 0.0)} left"),
+            refresh=False,
+        )
+        self._bar.n = progress.fraction
+        self._bar.refresh()
+
+    def write(self, text: str, /) -> int:
+        if self._bar is None:
+            return self._out.write(text)
+        if text.strip("\r\x1b[K\n"):
+            self._bar.write(text.rstrip("\n").lstrip("\r"), file=self._out)
+        return len(text)
+
+    def flush(self) -> None:
+        self._out.flush()
+
+    def close(self) -> None:
+        """Remove the bar."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+def clock(seconds: float) -> str:
+    """``m:ss`` (or ``h:mm:ss``) for a duration."""
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
 def print_summary(report: TranscriptionReport, out: TextIO) -> None:
-    """The final transcript and the latency and speed figures, for people."""
+    """The final transcript and the speed figures, for people; latencies when it was streamed."""
     stats = report.summary()
 
     def figure(key: str, unit: str = " s") -> str:
@@ -77,8 +145,15 @@ def print_summary(report: TranscriptionReport, out: TextIO) -> None:
         return "n/a" if value is None else f"{value:.2f}{unit}"
 
     out.write("\nTranscript:\n" + (report.text or "(no speech found)") + "\n\n")
+    out.write(f"Audio {stats['audio_seconds']:.1f} s, {stats['utterances']} utterance(s)\n")
+    if report.partial:
+        out.write(
+            f"Stopped after {clock(report.transcribed_seconds)} of {clock(report.audio_seconds)}: partial transcript\n"
+        )
+    out.write(f"Speed {report.speed:.1f}x real time ({report.wall_seconds:.1f} s)\n")
+    if not any(u.final_latency is not None for u in report.utterances):
+        return  # decoded as a whole file: there are no live latencies to show
     out.write(
-        f"Audio {stats['audio_seconds']:.1f} s, {stats['utterances']} utterance(s)\n"
         f"First partial after speech onset: median {figure('first_partial_latency_median_s')}, "
         f"p90 {figure('first_partial_latency_p90_s')}\n"
         f"Final after end of speech:       median {figure('final_latency_median_s')}, "

@@ -45,8 +45,8 @@ def test_no_arguments_prints_help_and_where_to_go() -> None:
     assert "transcribe" in result.stdout
 
 
-def test_transcribe_prints_the_words_and_latency_figures(speech: dict[str, Fixture]) -> None:
-    result = voxdesk("transcribe", str(fixture_path(speech["command01-slt"])))
+def test_transcribe_realtime_prints_the_words_and_latency_figures(speech: dict[str, Fixture]) -> None:
+    result = voxdesk("transcribe", "--realtime", str(fixture_path(speech["command01-slt"])))
     assert result.returncode == 0, result.stderr
     assert_recognized(speech["command01-slt"], transcript_of(result.stdout))
     assert "First partial after speech onset: median" in result.stdout
