@@ -17,8 +17,12 @@ def read_container(path: Path) -> tuple[np.ndarray, int]:
     """The first audio track of ``path`` as mono float32 samples at their own rate, and that rate."""
     try:
         import av
+
+        ffmpeg_error = av.FFmpegError  # the installers' bundle has a stand-in without it
     except ImportError as exc:
         raise ContainerError("PyAV is not installed (pip install av)") from exc
+    except AttributeError as exc:
+        raise ContainerError(str(exc)) from exc
     try:
         with av.open(str(path)) as container:
             if not container.streams.audio:
@@ -32,7 +36,7 @@ def read_container(path: Path) -> tuple[np.ndarray, int]:
                 for converted in resampler.resample(frame)
             ]
             parts += [flushed.to_ndarray().reshape(-1) for flushed in resampler.resample(None)]
-    except av.FFmpegError as exc:
+    except ffmpeg_error as exc:
         raise ContainerError(exc.strerror or type(exc).__name__) from exc
     samples = np.concatenate(parts).astype(np.float32) if parts else np.zeros(0, np.float32)
     return samples, rate

@@ -4,6 +4,8 @@ transcribed like their source."""
 from __future__ import annotations
 
 import asyncio
+import sys
+import types
 from pathlib import Path
 
 import av
@@ -64,3 +66,17 @@ def test_a_file_neither_libsndfile_nor_ffmpeg_reads_gets_one_clear_line(tmp_path
     with pytest.raises(AudioFileError, match="not a readable audio file") as raised:
         read_audio(path)
     assert "FFmpeg" in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_without_pyav_the_error_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stand_in = types.ModuleType("av")  # what the installers' bundle puts in PyAV's place
+
+    def missing(name: str) -> object:
+        raise AttributeError(f"PyAV (av.{name}) is not in the Voxdesk bundle")
+
+    stand_in.__getattr__ = missing  # type: ignore[method-assign]
+    monkeypatch.setitem(sys.modules, "av", stand_in)
+    path = tmp_path / "talk.m4a"
+    path.write_bytes(b"\x00\x00\x00\x18ftypM4A " + b"\x00" * 100)
+    with pytest.raises(AudioFileError, match="not in the Voxdesk bundle"):
+        read_audio(path)
