@@ -7,17 +7,18 @@ cd "$(dirname "$0")/.."
 
 VENV=${VENV:-.venv}
 VLLM_VENV=${VLLM_VENV:-.venv-vllm}
-STEPS=(setup setup-vllm fixtures ruff format mypy pytest pytest-vllm installers installer-tests)
+STEPS=(setup setup-vllm fixtures random-whisper ruff format mypy pytest pytest-vllm installers installer-tests)
 
 run_step() {
     case "$1" in
         setup) scripts/setup.sh --test ;;
         setup-vllm) scripts/setup-vllm.sh ;;
         fixtures) "$VENV/bin/python" -m tests.speech_fixtures ;;
+        random-whisper) scripts/random-whisper.sh ;;
         ruff) "$VENV/bin/python" -m ruff check . ;;
         format) "$VENV/bin/python" -m ruff format --check . ;;
         mypy) scripts/link-namespace.sh && "$VENV/bin/python" -m mypy ;;
-        pytest) REQUIRE_VMIC=1 "$VENV/bin/python" -m pytest -m "not vllm" --ignore=tests/installers ;;
+        pytest) REQUIRE_VMIC=1 REQUIRE_RANDOM_WHISPER=1 "$VENV/bin/python" -m pytest -m "not vllm" --ignore=tests/installers ;;
         pytest-vllm) REQUIRE_VLLM=1 "$VLLM_VENV/bin/python" -m pytest -m vllm ;;
         installers) scripts/build-linux.sh ;;
         installer-tests) REQUIRE_VMIC=1 "$VENV/bin/python" -m pytest tests/installers ;;

@@ -1,0 +1,56 @@
+"""``--whisper-model``, ``--device`` and ``--language`` on ``voxdesk transcribe`` and ``serve``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli.test_main import voxdesk
+from tests.conftest import fixture_path
+from tests.random_whisper import random_whisper
+from tests.speech_fixtures import Fixture
+
+
+def test_transcribe_with_a_random_model_folder(speech: dict[str, Fixture]) -> None:
+    model = random_whisper("base.en")
+    result = voxdesk(
+        "transcribe",
+        "--json",
+        "--whisper-model",
+        str(model),
+        "--device",
+        "cpu",
+        str(fixture_path(speech["command01-slt"])),
+    )
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.splitlines()[-1])
+    assert summary["type"] == "summary"
+    assert summary["text"]  # meaningless words, but words
+
+
+def test_a_folder_that_is_not_a_model_is_one_error_line(speech: dict[str, Fixture], tmp_path: Path) -> None:
+    for command in ("transcribe", "serve"):
+        args = [str(fixture_path(speech["command01-slt"]))] if command == "transcribe" else ["--port", "0"]
+        result = voxdesk(command, "--whisper-model", str(tmp_path), *args)
+        assert result.returncode == 1
+        assert result.stderr.strip().splitlines()[-1] == (
+            f"voxdesk: error: {tmp_path} is not a CTranslate2 Whisper model folder (no model.bin, config.json)"
+        )
+
+
+def test_another_language_with_an_english_only_model_is_an_error(speech: dict[str, Fixture]) -> None:
+    result = voxdesk("transcribe", "--language", "de", str(fixture_path(speech["command01-slt"])))
+    assert result.returncode == 1
+    assert "Whisper tiny.en is English-only: --language de needs a multilingual model" in result.stderr
+
+
+def test_a_model_name_that_is_not_downloaded_says_so(speech: dict[str, Fixture], tmp_path: Path) -> None:
+    result = voxdesk(
+        "transcribe",
+        "--whisper-model",
+        "small.en",
+        str(fixture_path(speech["command01-slt"])),
+        env={"HF_HUB_CACHE": str(tmp_path), "HF_HUB_OFFLINE": "1"},
+    )
+    assert result.returncode == 1
+    assert "'small.en' is not downloaded; downloading is not built yet" in result.stderr

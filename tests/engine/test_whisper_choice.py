@@ -1,0 +1,58 @@
+"""The built-in engine on other Whisper models than tiny.en: random-weight models, so the
+text is meaningless and only the mechanics are asserted (events, languages, errors)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from tests.random_whisper import random_whisper
+from voxdesk.app.files.transcription import transcribe_audio
+from voxdesk.engine import EngineKind, ProvisionalText, TextDelta, UtteranceDone, create_engine
+from voxdesk.engine.errors import EngineUnavailable
+from voxdesk.engine.whisper_decoder import DecoderSettings, WhisperDecoder
+
+
+def decoder(model: str, language: str = "auto") -> WhisperDecoder:
+    return WhisperDecoder(DecoderSettings(model=model, device="cpu", language=language))
+
+
+def test_a_random_model_folder_streams_partials_deltas_and_a_final(fixture_audio: dict[str, np.ndarray]) -> None:
+    engine = create_engine(EngineKind.BUILTIN, model=str(random_whisper("base.en")), device="cpu")
+    steps: list[str] = []
+
+    async def run() -> list[object]:
+        await engine.load(lambda step, _: steps.append(step))
+        try:
+            report = await transcribe_audio(engine, fixture_audio["command01-slt"], realtime=False)
+        finally:
+            await engine.aclose()
+        return [timed.event for timed in report.timeline]
+
+    events = asyncio.run(run())
+    assert any(isinstance(e, ProvisionalText | TextDelta) for e in events)
+    finals = [e for e in events if isinstance(e, UtteranceDone)]
+    assert len(finals) == 1
+    assert finals[0].text  # random weights still emit tokens
+    assert steps[-1] == f"ready: Whisper {random_whisper('base.en')}, cpu int8"
+
+
+def test_english_only_models_refuse_other_languages() -> None:
+    with pytest.raises(EngineUnavailable, match="English-only: --language de needs a multilingual model"):
+        decoder("tiny.en", "de")
+    with pytest.raises(EngineUnavailable, match="English-only"):
+        decoder(str(random_whisper("small.en")), "fr")
+    assert not decoder("tiny.en", "en").multilingual
+
+
+def test_a_multilingual_model_takes_a_language_or_detects_one(fixture_audio: dict[str, np.ndarray]) -> None:
+    multilingual = decoder(str(random_whisper("tiny")), "de")
+    assert multilingual.multilingual
+    audio = fixture_audio["command01-slt"]
+    assert isinstance(multilingual.partial(audio, []), list)
+    detecting = decoder(str(random_whisper("tiny")), "auto")
+    assert all(isinstance(word, str) for word in detecting.final(audio, []))
+    with pytest.raises(EngineUnavailable, match="does not know the language 'xx'"):
+        decoder(str(random_whisper("tiny")), "xx")
