@@ -24,6 +24,7 @@ bench:
 	@scripts/setup-vllm.sh
 	$(VENV)/bin/python -m tests.speech_fixtures
 	$(VENV)/bin/python -m benchmarks
+	$(VENV)/bin/python -m benchmarks.files
 	$(VENV)/bin/python -m benchmarks.realtime
 	$(VENV)/bin/python -m benchmarks.desktop
 	$(VLLM_VENV)/bin/python -m benchmarks.vllm_engine
