@@ -2,8 +2,9 @@
 
 Each fixture named in :mod:`tests.recognition` is transcribed again with its audio 3 % faster
 and slower, 6 dB louder and quieter, and with pink noise at 25 dB SNR; the bound the suite's
-tests put on it must hold for every variant. Transcription goes as fast as the engine takes
-the audio, the path most text assertions use; about 12 s of decoding per variant here.
+tests put on it must hold for every variant. Each variant is transcribed both ways a file
+goes: streamed as fast as the engine takes the audio (about 12 s of decoding per variant here),
+and decoded whole in batches, ``voxdesk transcribe``'s default (about 5 s).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from tests.recognition import (
     wer,
 )
 from tests.speech_fixtures import Fixture
+from voxdesk.app.files.job import FileTranscription
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import transcribe_audio
 from voxdesk.engine.builtin import BuiltinEngine
@@ -45,9 +47,14 @@ def test_perturbations_change_the_audio_by_the_stated_amount() -> None:
     assert snr == pytest.approx(25, abs=0.5)
 
 
+@pytest.mark.parametrize("batched", [False, True], ids=["streamed", "batched"])
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_text_assertion_holds_with_the_audio_perturbed(
-    variant: str, engine: BuiltinEngine, speech: dict[str, Fixture], fixture_audio: dict[str, np.ndarray]
+    variant: str,
+    batched: bool,
+    engine: BuiltinEngine,
+    speech: dict[str, Fixture],
+    fixture_audio: dict[str, np.ndarray],
 ) -> None:
     fixtures = {**speech, SAMPLE.name: SAMPLE}
     audio = {**fixture_audio, SAMPLE.name: read_audio(SAMPLE.path)}
@@ -56,7 +63,11 @@ def test_every_text_assertion_holds_with_the_audio_perturbed(
     async def transcribe_all() -> dict[str, str]:
         heard = {}
         for name in sorted(wanted):
-            report = await transcribe_audio(engine, VARIANTS[variant](audio[name]), realtime=False)
+            perturbed = VARIANTS[variant](audio[name])
+            if batched:
+                report = await FileTranscription(engine, perturbed).run()
+            else:
+                report = await transcribe_audio(engine, perturbed, realtime=False)
             heard[name] = report.text
         return heard
 
