@@ -31,7 +31,7 @@ class Assistant:
         services.stop_listening = services.stop_listening or self.controller.request_stop
         self.center = ActionCenter(settings.actions, services)
         self.actions = VoiceActions(self.controller, self.center, self.history)
-        self.file_runner = EngineFileRunner(history_store)
+        self.file_runner = EngineFileRunner(history_store, settings.engine)
         self.files = FileQueue(self.file_runner)
 
     async def start(self) -> None:
@@ -39,9 +39,11 @@ class Assistant:
         await self.controller.load_engine()
 
     async def apply_settings(self, settings: Settings) -> None:
-        """Use new settings: the engine, microphone and listening options, and the actions'."""
+        """Use new settings: the engine, microphone and listening options, the actions', and the
+        Whisper model and device for files from the next one on."""
         await self.controller.apply_settings(settings)
         self.center.update_settings(settings.actions)
+        self.file_runner.use(settings.engine)
 
     async def aclose(self) -> None:
         """Stop listening and transcribing files, let the action in progress finish, close the history."""

@@ -7,13 +7,16 @@ import asyncio
 from pathlib import Path
 
 from tests.conftest import fixture_path
-from tests.recognition import assert_recognized
+from tests.recognition import assert_begins, assert_recognized
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.queue import FileJob, FileQueue, JobOutcome, JobState, ProgressSink
 from voxdesk.app.files.queue_runner import EngineFileRunner
 from voxdesk.app.files.reading import AudioFileError
 from voxdesk.app.history.store import HistoryStore
+from voxdesk.app.settings import EngineSettings
 from voxdesk.engine.builtin import BuiltinEngine
+from voxdesk.engine.kinds import EngineKind
+from voxdesk.engine.testing import FakeTickEngine
 
 
 class FakeRunner:
@@ -135,7 +138,8 @@ def test_the_builtin_runner_records_a_real_file_in_the_history(
     store = HistoryStore.open(tmp_path / "history.db")
 
     async def scenario() -> list[FileJob]:
-        queue = FileQueue(EngineFileRunner(store, engine_factory=lambda: engine))  # the shared, loaded engine
+        runner = EngineFileRunner(store, EngineSettings(), engine_factory=lambda choice: engine)  # shared, loaded
+        queue = FileQueue(runner)
         jobs = queue.add([fixture_path(fixture), tmp_path / "missing.wav"])
         await queue.wait_idle()
         return jobs
@@ -149,3 +153,55 @@ def test_the_builtin_runner_records_a_real_file_in_the_history(
     assert_recognized(fixture, " ".join(u.text for u in store.utterances(session.id)))
     assert missing.state == JobState.FAILED and "no such file" in missing.error
     store.close()
+
+
+def test_cancelling_a_real_file_keeps_the_part_transcribed_as_a_partial_session(
+    engine: BuiltinEngine, speech: dict[str, Fixture], tmp_path: Path
+) -> None:
+    fixture = speech["long-slt"]
+    store = HistoryStore.open(tmp_path / "history.db")
+
+    async def scenario() -> FileJob:
+        queue = FileQueue(EngineFileRunner(store, EngineSettings(), engine_factory=lambda choice: engine))
+        queue.subscribe(lambda job: queue.cancel(job.id) if job.position > 0 else None)  # at the first progress
+        (job,) = queue.add([fixture_path(fixture)])
+        await queue.wait_idle()
+        return job
+
+    job = asyncio.run(scenario())
+    assert job.state == JobState.CANCELLED and job.outcome is not None and job.outcome.partial
+    assert job.duration is not None and 0 < job.position < job.duration
+    assert job.outcome.session_id is not None
+    assert store.session(job.outcome.session_id).ended_at is None  # how the history marks a partial file
+    assert_begins(fixture, job.outcome.text)
+    store.close()
+
+
+def test_the_runner_takes_new_whisper_settings_from_the_next_file_on(speech: dict[str, Fixture]) -> None:
+    built: list[tuple[EngineSettings, FakeTickEngine]] = []
+
+    def factory(choice: EngineSettings) -> FakeTickEngine:
+        built.append((choice, FakeTickEngine()))
+        return built[-1][1]
+
+    async def scenario() -> None:
+        runner = EngineFileRunner(None, EngineSettings(EngineKind.REMOTE, whisper_model="base.en"), factory)
+        queue = FileQueue(runner)
+        path = fixture_path(speech["command07-slt"])
+        queue.add([path, path])
+        await queue.wait_idle()
+        runner.use(EngineSettings(EngineKind.VLLM, whisper_model="base.en", vllm_model="other"))  # same Whisper
+        queue.add([path])
+        await queue.wait_idle()
+        runner.use(EngineSettings(whisper_model="small.en", device="cpu"))
+        queue.add([path])
+        await queue.wait_idle()
+        assert [job.state for job in queue.jobs] == [JobState.DONE] * 4
+        assert queue.jobs[0].outcome is not None and queue.jobs[0].outcome.text.startswith("tick ")
+        await runner.aclose()
+
+    asyncio.run(scenario())
+    assert [(c.kind, c.whisper_model, c.device) for c, _ in built] == [
+        (EngineKind.BUILTIN, "base.en", "auto"),
+        (EngineKind.BUILTIN, "small.en", "cpu"),
+    ]
