@@ -8,9 +8,10 @@ import itertools
 import time
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QFileDialog
 from pytestqt.qtbot import QtBot
 
 from tests.app.actions.fakes import recording_services
@@ -88,13 +89,23 @@ def test_dropped_files_show_progress_and_their_transcripts_in_the_history_tab(
     close_desktop(qtbot, desktop)
 
 
-def test_a_file_menu_item_with_ctrl_o_opens_the_chooser(qtbot: QtBot, qloop: asyncio.AbstractEventLoop) -> None:
+def test_file_transcribe_file_with_ctrl_o_queues_the_chosen_files(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     desktop = Desktop(Settings(), [], save_changes=False, action_services=recording_services())
     qtbot.addWidget(desktop.window)
     action = desktop.window.transcribe_file_action
     assert action.text() == "&Transcribe file…" and action.shortcut().toString() == "Ctrl+O"
     assert desktop.window.menuBar().actions()[0] == desktop.window.file_menu.menuAction()
-    assert action in desktop.window.file_menu.actions()
+    chosen = [str(tmp_path / "one.m4a"), str(tmp_path / "two.wav")]
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *args: (chosen, ""))  # the user picks two
+    with qtbot.waitSignal(desktop.window.transcribe_requested) as request:
+        action.trigger()
+    assert request.args == [[Path(name) for name in chosen]]
+    assert [job.path for job in desktop.assistant.files.jobs] == [Path(name) for name in chosen]
+    qtbot.waitUntil(lambda: all(job.state.finished for job in desktop.assistant.files.jobs), timeout=FILE_TIMEOUT_MS)
+    assert [job.state for job in desktop.assistant.files.jobs] == [JobState.FAILED, JobState.FAILED]  # no such files
+    assert "no such file" in desktop.files_panel.status_text(desktop.assistant.files.jobs[0].id)
     close_desktop(qtbot, desktop)
 
 
