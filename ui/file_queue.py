@@ -38,6 +38,8 @@ def describe_job(job: FileJob) -> str:
         if job.duration is None:
             return "reading the file"
         words = f"{_clock(job.position)} of {_clock(job.duration)}"
+        if job.position == 0:
+            return f"{words} · starting"
         if job.speed:
             left = (job.duration - job.position) / job.speed
             words += f" · {job.speed:.1f}x real time · {_clock(left)} left"
@@ -117,8 +119,8 @@ class FileQueuePanel(QWidget):
         row = self._rows[job.id]
         bar = self.progress_bar(job.id)
         fraction = job.fraction
-        if fraction is None and job.state == JobState.RUNNING:
-            bar.setRange(0, 0)  # busy: reading the file
+        if job.state == JobState.RUNNING and not fraction:
+            bar.setRange(0, 0)  # busy: reading the file, or decoding its first batch
         else:
             bar.setRange(0, 1000)
             bar.setValue(round((fraction or 0.0) * 1000))

@@ -116,7 +116,8 @@ def test_cancel_buttons_stop_a_queued_and_the_running_file(qtbot: QtBot, qloop: 
     qtbot.addWidget(panel)
     running, queued, last = queue.add([Path("a.wav"), Path("b.wav"), Path("c.wav")])
     qtbot.waitUntil(lambda: running.state == JobState.RUNNING)
-    assert panel.status_text(running.id) == "0:00 of 0:10" and panel.status_text(queued.id) == "queued"
+    assert panel.status_text(running.id) == "0:00 of 0:10 · starting" and panel.status_text(queued.id) == "queued"
+    assert panel.progress_bar(running.id).maximum() == 0  # busy until the first progress
 
     qtbot.mouseClick(panel.button(queued.id), Qt.MouseButton.LeftButton)
     assert queued.state == JobState.CANCELLED and panel.status_text(queued.id) == "cancelled"
