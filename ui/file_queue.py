@@ -87,7 +87,7 @@ class FileQueuePanel(QWidget):
         layout.addWidget(self.table, 1)
         self._bridge = _QueueBridge(self)
         self._bridge.changed.connect(self.show_job)
-        self.unsubscribe = queue.subscribe(self._bridge.changed.emit)
+        queue.subscribe(self._bridge.changed.emit)
         for job in queue.jobs:
             self.show_job(job)
 
