@@ -50,6 +50,7 @@ class BuiltinSettings:
     endpoint: EndpointSettings = field(default_factory=EndpointSettings)
     decoder: DecoderSettings = field(default_factory=DecoderSettings)
     partial_interval: float = 0.5
+    partial_headroom: float = 2.0  # the next partial waits at least this many times the last one's decode
     first_partial_delay: float = 0.2
     early_final_silence: float = 0.3  # pause after which the final decode starts, speculatively
     holdback_words: int = 2
@@ -113,6 +114,7 @@ class _Utterance:
     next_cut: int  # stream sample from which cutting an over-long utterance is tried
     partials: int = 0
     decode_seconds: float = 0.0
+    last_partial_seconds: float = 0.0  # decode time of its latest partial
 
 
 @dataclass(frozen=True)
@@ -239,8 +241,22 @@ class _Session:
             if self._early_for != key:
                 self._early_for = key
                 self._early = asyncio.ensure_future(self._decode_early_final(utterance, key[1]))
-        elif utterance.since_partial >= self._settings.partial_interval * SAMPLE_RATE:
+        elif self._partial_due(utterance, silence):
             self._partial = asyncio.ensure_future(self._decode_partial(utterance))
+
+    def _partial_due(self, utterance: _Utterance, silence: float) -> bool:
+        """Whether to start a partial now, at a cadence the decoder keeps up with.
+
+        A slow model stretches the interval to ``partial_headroom`` times its last partial's
+        decode time, so partials never queue behind the microphone; during a pause, a partial
+        that would still run when the early final is due is skipped (the final supersedes it).
+        """
+        settings = self._settings
+        expected = utterance.last_partial_seconds
+        interval = max(settings.partial_interval, settings.partial_headroom * expected)
+        if utterance.since_partial < interval * SAMPLE_RATE:
+            return False
+        return silence == 0.0 or silence + expected < settings.early_final_silence
 
     async def _decode_partial(self, utterance: _Utterance) -> _Partial:
         utterance.since_partial = 0
@@ -249,7 +265,8 @@ class _Session:
         began = time.perf_counter()
         words = await self._engine._run(self._decoder.partial, audio, list(utterance.agreement.committed))
         utterance.partials += 1
-        utterance.decode_seconds += time.perf_counter() - began
+        utterance.last_partial_seconds = time.perf_counter() - began
+        utterance.decode_seconds += utterance.last_partial_seconds
         return _Partial(utterance, words, end / SAMPLE_RATE)
 
     async def _decode_early_final(self, utterance: _Utterance, speech_end: int) -> _EarlyFinal:
