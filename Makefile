@@ -23,7 +23,9 @@ bench:
 	@scripts/setup.sh --test
 	@scripts/setup-vllm.sh
 	$(VENV)/bin/python -m tests.speech_fixtures
+	scripts/random-whisper.sh
 	$(VENV)/bin/python -m benchmarks
+	$(VENV)/bin/python -m benchmarks.whisper_models
 	$(VENV)/bin/python -m benchmarks.files
 	$(VENV)/bin/python -m benchmarks.realtime
 	$(VENV)/bin/python -m benchmarks.desktop
