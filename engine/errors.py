@@ -16,6 +16,7 @@ The third names the module that defines it, below ``voxdesk``.
     ├── ProtocolError          its own code    engine.realtime      a peer broke the protocol: ``error`` with its code
     ├── InsecureBindError      exit 1          engine.realtime      serving beyond loopback without a key (RuntimeError)
     ├── AudioFileError         exit 1          app.files            a file that cannot be read as audio
+    ├── ContainerError         exit 1          app.files            no audio track PyAV decodes (becomes AudioFileError)
     ├── HistoryError           exit 1          app.history          a history request that failed
     ├── ExportError            exit 1          app.history          an export format that does not exist
     ├── MicrophoneUnavailable  window          app.listening        no input device can be opened

@@ -3,7 +3,8 @@
 One ``AsyncLLM`` per process. Each session is one long-lived request: an async generator of
 ``StreamingInput`` built the way vLLM's realtime serving builds it (the model class's
 ``buffer_realtime_audio`` hook, token feedback, prompt rendering: vLLM's
-``entrypoints/openai/realtime/serving.py``) is passed to ``AsyncLLM.generate``, which keeps the request's KV cache between chunks.
+``entrypoints/openai/realtime/serving.py``) is passed to ``AsyncLLM.generate``, which keeps
+the request's KV cache between chunks.
 Works with any model vLLM marks ``supports_realtime`` (Voxtral Realtime, Qwen3-ASR realtime).
 
 vllm is imported only in :meth:`VllmEngine.load`, so ``import voxdesk.engine`` works without it.

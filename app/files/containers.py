@@ -6,10 +6,12 @@ from pathlib import Path
 
 import numpy as np
 
+from voxdesk.engine.errors import VoxdeskError
+
 __all__ = ["ContainerError", "read_container"]
 
 
-class ContainerError(Exception):
+class ContainerError(VoxdeskError):
     """PyAV is missing, or FFmpeg found no decodable audio track; the message says which."""
 
 
