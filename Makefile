@@ -25,8 +25,8 @@ bench:
 	$(VENV)/bin/python -m tests.speech_fixtures
 	scripts/random-whisper.sh
 	$(VENV)/bin/python -m benchmarks
-	$(VENV)/bin/python -m benchmarks.whisper_models
 	$(VENV)/bin/python -m benchmarks.files
+	$(VENV)/bin/python -m benchmarks.whisper_models
 	$(VENV)/bin/python -m benchmarks.realtime
 	$(VENV)/bin/python -m benchmarks.desktop
 	$(VLLM_VENV)/bin/python -m benchmarks.vllm_engine

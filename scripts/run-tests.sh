@@ -15,7 +15,6 @@ run_step() {
         setup-vllm) scripts/setup-vllm.sh ;;
         fixtures) "$VENV/bin/python" -m tests.speech_fixtures ;;
         random-whisper) scripts/random-whisper.sh ;;
-        random-whisper) scripts/random-whisper.sh ;;
         ruff) "$VENV/bin/python" -m ruff check . ;;
         format) "$VENV/bin/python" -m ruff format --check . ;;
         mypy) scripts/link-namespace.sh && "$VENV/bin/python" -m mypy ;;
