@@ -238,7 +238,7 @@ class _Session:
         silence = self._endpointer.trailing_silence_seconds
         if silence >= self._settings.early_final_silence:
             key = (utterance, self._endpointer.last_voiced_end)
-            if self._early_for != key:
+            if self._early_for != key and (self._early is None or self._early.done()):  # never two queued
                 self._early_for = key
                 self._early = asyncio.ensure_future(self._decode_early_final(utterance, key[1]))
         elif self._partial_due(utterance, silence):
