@@ -50,6 +50,7 @@ class EngineSettings:
     kind: EngineKind = EngineKind.BUILTIN
     whisper_model: str = "tiny.en"  # built-in engine: tiny.en (bundled), a model folder or name
     device: str = "auto"  # built-in engine: one of WHISPER_DEVICES
+    language: str = "auto"  # built-in engine: a Whisper language code, or auto
     vllm_model: str = "mistralai/Voxtral-Mini-4B-Realtime-2602"
     server_url: str = "ws://127.0.0.1:8000"
     server_model: str = ""  # "" asks the server for its only model

@@ -16,7 +16,8 @@ def build_engine(choice: EngineSettings) -> StreamingEngine:
         return RemoteEngine(remote)
     if choice.kind == EngineKind.VLLM:
         return create_engine(EngineKind.VLLM, model=choice.vllm_model)
-    return create_engine(EngineKind.BUILTIN, model=choice.whisper_model or "tiny.en", device=choice.device)
+    model = choice.whisper_model or "tiny.en"
+    return create_engine(EngineKind.BUILTIN, model=model, device=choice.device, language=choice.language)
 
 
 def describe_engine(choice: EngineSettings) -> str:

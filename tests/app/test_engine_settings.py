@@ -13,13 +13,16 @@ def test_whisper_model_and_device_round_trip(tmp_path: Path) -> None:
     settings = Settings()
     settings.engine.whisper_model = "/models/faster-whisper-small"
     settings.engine.device = "cuda"
+    settings.engine.language = "de"
     loaded, warnings = load_settings(save_settings(settings, tmp_path / "settings.toml"))
     assert warnings == []
-    assert (loaded.engine.whisper_model, loaded.engine.device) == ("/models/faster-whisper-small", "cuda")
+    engine = loaded.engine
+    assert (engine.whisper_model, engine.device, engine.language) == ("/models/faster-whisper-small", "cuda", "de")
 
 
 def test_defaults_are_the_bundled_model_on_the_best_device() -> None:
-    assert (EngineSettings().whisper_model, EngineSettings().device) == ("tiny.en", "auto")
+    defaults = EngineSettings()
+    assert (defaults.whisper_model, defaults.device, defaults.language) == ("tiny.en", "auto", "auto")
 
 
 def test_bad_values_fall_back_with_a_warning() -> None:
@@ -32,8 +35,9 @@ def test_bad_values_fall_back_with_a_warning() -> None:
 
 
 def test_the_chosen_model_and_device_reach_the_engine_and_its_description() -> None:
-    choice = EngineSettings(whisper_model="base.en", device="cpu")
+    choice = EngineSettings(whisper_model="base.en", device="cpu", language="en")
     engine = build_engine(choice)
     assert isinstance(engine, BuiltinEngine)
-    assert (engine.settings.decoder.model, engine.settings.decoder.device) == ("base.en", "cpu")
+    decoder = engine.settings.decoder
+    assert (decoder.model, decoder.device, decoder.language) == ("base.en", "cpu", "en")
     assert describe_engine(choice) == "built-in engine (Whisper base.en, device cpu)"
