@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.cli.test_main import voxdesk
 from tests.conftest import fixture_path
 from tests.random_whisper import random_whisper
+from tests.serve_process import REPO, start_serve
 from tests.speech_fixtures import Fixture
 
 
@@ -54,3 +58,24 @@ def test_a_model_name_that_is_not_downloaded_says_so(speech: dict[str, Fixture],
     )
     assert result.returncode == 1
     assert "'small.en' is not downloaded; downloading is not built yet" in result.stderr
+
+
+def test_serve_streams_with_the_multilingual_random_model_detecting_the_language(speech: dict[str, Fixture]) -> None:
+    process, port = start_serve("--whisper-model", str(random_whisper("tiny")), "--language", "auto")
+    try:
+        client = [
+            sys.executable,
+            "-m",
+            "voxdesk.cli.main",
+            "transcribe",
+            "--json",
+            "--server",
+            f"ws://127.0.0.1:{port}",
+        ]
+        audio = str(fixture_path(speech["command01-slt"]))
+        result = subprocess.run([*client, audio], cwd=REPO, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout.splitlines()[-1])["text"]  # meaningless words, but words
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
