@@ -109,6 +109,12 @@ def _add_whisper_arguments(parser: argparse.ArgumentParser) -> None:
         "--device", dest="whisper_device", choices=DEVICES, default="auto", help="where Whisper runs (default: auto)"
     )
     group.add_argument("--language", default="auto", help="Whisper language code, or auto (default: %(default)s)")
+    group.add_argument(
+        "--task",
+        choices=("transcribe", "translate"),
+        default="transcribe",
+        help="translate: English text from any language (multilingual models; default: %(default)s)",
+    )
 
 
 def _add_vllm_arguments(parser: argparse.ArgumentParser) -> None:
@@ -123,7 +129,8 @@ def _add_vllm_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _create_engine(args: argparse.Namespace) -> StreamingEngine:
     if args.engine != EngineKind.VLLM:
-        return create_engine(args.engine, model=args.whisper_model, device=args.whisper_device, language=args.language)
+        whisper = {"model": args.whisper_model, "device": args.whisper_device, "language": args.language}
+        return create_engine(args.engine, **whisper, task=args.task)
     mistral = args.tokenizer_mode == "mistral"
     return create_engine(
         EngineKind.VLLM,

@@ -48,6 +48,7 @@ class DecoderSettings:
     model: str = BUNDLED_MODEL  # see voxdesk.engine.whisper_models.resolve_model
     device: str = "auto"  # auto, cpu or cuda
     language: str = "auto"  # a Whisper language code; "auto" detects it (English-only models: en)
+    task: str = "transcribe"  # or "translate": English text from any language (multilingual models)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class WhisperDecoder:
             local_files_only=True,
         )
         self._make_tokenizer = Tokenizer
+        self._check_task(self.settings.task)
         self._language = self._check_language(self.settings.language)
         self._tokenizer = self._tokenizer_for(self._language or "en")
 
@@ -95,6 +97,14 @@ class WhisperDecoder:
     def multilingual(self) -> bool:
         """Whether the model knows other languages than English."""
         return bool(self._model.model.is_multilingual)
+
+    def _check_task(self, task: str) -> None:
+        if task not in ("transcribe", "translate"):
+            raise EngineUnavailable(f"unknown Whisper task {task!r}: choose transcribe or translate")
+        if task == "translate" and not self.multilingual:
+            raise EngineUnavailable(
+                f"Whisper {self.settings.model} is English-only: --task translate needs a multilingual model"
+            )
 
     def _check_language(self, language: str) -> str | None:
         """The fixed language code, or ``None`` to detect it; ``EngineUnavailable`` if the model lacks it."""
@@ -111,7 +121,9 @@ class WhisperDecoder:
         return language
 
     def _tokenizer_for(self, language: str) -> Any:
-        return self._make_tokenizer(self._model.hf_tokenizer, self.multilingual, task="transcribe", language=language)
+        return self._make_tokenizer(
+            self._model.hf_tokenizer, self.multilingual, task=self.settings.task, language=language
+        )
 
     def _prompt_for(self, encoded: Any) -> list[int]:
         """Start-of-transcript tokens for this decode; with ``auto``, in the language detected."""
@@ -192,6 +204,7 @@ class WhisperDecoder:
         segments, _ = self._model.transcribe(
             audio,
             language=self._language,
+            task=self.settings.task,
             beam_size=beam,
             without_timestamps=not timestamps,
             condition_on_previous_text=False,

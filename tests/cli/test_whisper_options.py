@@ -42,10 +42,14 @@ def test_a_folder_that_is_not_a_model_is_one_error_line(speech: dict[str, Fixtur
         )
 
 
-def test_another_language_with_an_english_only_model_is_an_error(speech: dict[str, Fixture]) -> None:
-    result = voxdesk("transcribe", "--language", "de", str(fixture_path(speech["command01-slt"])))
+def test_another_language_or_translation_with_an_english_only_model_is_an_error(speech: dict[str, Fixture]) -> None:
+    audio = str(fixture_path(speech["command01-slt"]))
+    result = voxdesk("transcribe", "--language", "de", audio)
     assert result.returncode == 1
     assert "Whisper tiny.en is English-only: --language de needs a multilingual model" in result.stderr
+    result = voxdesk("transcribe", "--task", "translate", audio)
+    assert result.returncode == 1
+    assert "Whisper tiny.en is English-only: --task translate needs a multilingual model" in result.stderr
 
 
 def test_a_model_name_that_is_not_downloaded_says_so(speech: dict[str, Fixture], tmp_path: Path) -> None:

@@ -15,8 +15,8 @@ from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.whisper_decoder import DecoderSettings, WhisperDecoder
 
 
-def decoder(model: str, language: str = "auto") -> WhisperDecoder:
-    return WhisperDecoder(DecoderSettings(model=model, device="cpu", language=language))
+def decoder(model: str, language: str = "auto", task: str = "transcribe") -> WhisperDecoder:
+    return WhisperDecoder(DecoderSettings(model=model, device="cpu", language=language, task=task))
 
 
 def test_a_random_model_folder_streams_partials_deltas_and_a_final(fixture_audio: dict[str, np.ndarray]) -> None:
@@ -56,3 +56,14 @@ def test_a_multilingual_model_takes_a_language_or_detects_one(fixture_audio: dic
     assert all(isinstance(word, str) for word in detecting.final(audio, []))
     with pytest.raises(EngineUnavailable, match="does not know the language 'xx'"):
         decoder(str(random_whisper("tiny")), "xx")
+
+
+def test_translate_needs_a_multilingual_model_and_puts_the_translate_token_in_the_prompt(
+    fixture_audio: dict[str, np.ndarray],
+) -> None:
+    with pytest.raises(EngineUnavailable, match="English-only: --task translate needs a multilingual model"):
+        decoder("tiny.en", task="translate")
+    translating = decoder(str(random_whisper("tiny")), "de", task="translate")
+    tokenizer = translating._tokenizer
+    assert tokenizer.sot_sequence[-1] == tokenizer.tokenizer.token_to_id("<|translate|>")
+    assert isinstance(translating.final(fixture_audio["command01-slt"], []), list)
