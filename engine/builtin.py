@@ -115,6 +115,7 @@ class _Utterance:
     partials: int = 0
     decode_seconds: float = 0.0
     last_partial_seconds: float = 0.0  # decode time of its latest partial
+    language: str | None = None  # detected from its first second of speech ("auto", multilingual model)
 
 
 @dataclass(frozen=True)
@@ -262,8 +263,9 @@ class _Session:
         utterance.since_partial = 0
         end = self._position
         audio = self._slice(utterance.start, end)
+        language = await self._language_of(utterance)
         began = time.perf_counter()
-        words = await self._engine._run(self._decoder.partial, audio, list(utterance.agreement.committed))
+        words = await self._engine._run(self._decoder.partial, audio, list(utterance.agreement.committed), language)
         utterance.partials += 1
         utterance.last_partial_seconds = time.perf_counter() - began
         utterance.decode_seconds += utterance.last_partial_seconds
@@ -272,9 +274,20 @@ class _Session:
     async def _decode_early_final(self, utterance: _Utterance, speech_end: int) -> _EarlyFinal:
         committed = list(utterance.agreement.committed)
         audio = self._slice(utterance.start, self._speech_audio_end(speech_end))
+        language = await self._language_of(utterance)
         began = time.perf_counter()
-        words = await self._engine._run(self._decoder.final, audio, committed)
+        words = await self._engine._run(self._decoder.final, audio, committed, language)
         return _EarlyFinal(utterance, speech_end, len(committed), words, time.perf_counter() - began)
+
+    async def _language_of(self, utterance: _Utterance) -> str | None:
+        """The utterance's language: detected once, from its first second of speech, when the
+        decoder detects languages; until that second is heard each decode detects its own."""
+        if utterance.language is None and self._decoder.language is None:
+            first_second = utterance.speech_start + SAMPLE_RATE
+            if self._position >= first_second:
+                audio = self._slice(utterance.start, first_second)
+                utterance.language = await self._engine._run(self._decoder.detect_language, audio)
+        return utterance.language
 
     def _take_partial(self, partial: _Partial) -> list[EngineEvent]:
         if partial.utterance is not self._utterance:
@@ -310,8 +323,10 @@ class _Session:
         ):
             words, seconds = early.words, early.seconds
         else:
+            language = await self._language_of(utterance)
             began = time.perf_counter()
-            words = await self._engine._run(self._decoder.final, self._slice(utterance.start, end), committed)
+            audio = self._slice(utterance.start, end)
+            words = await self._engine._run(self._decoder.final, audio, committed, language)
             seconds = time.perf_counter() - began
         utterance.decode_seconds += seconds
         for event in self._close_utterance(words, end, speech_end):
@@ -328,7 +343,8 @@ class _Session:
             self._open_utterance(self._position, self._position)
             return
         audio = self._slice(utterance.start, self._position)
-        split = await self._engine._run(self._decoder.split, audio, list(utterance.agreement.committed))
+        language = await self._language_of(utterance)
+        split = await self._engine._run(self._decoder.split, audio, list(utterance.agreement.committed), language)
         if split is None:
             utterance.next_cut = self._position + int(self._settings.cut_retry_seconds * SAMPLE_RATE)
             return

@@ -125,13 +125,19 @@ class WhisperDecoder:
             self._model.hf_tokenizer, self.multilingual, task=self.settings.task, language=language
         )
 
-    def _prompt_for(self, encoded: Any) -> list[int]:
-        """Start-of-transcript tokens for this decode; with ``auto``, in the language detected."""
-        tokenizer = self._tokenizer
-        if self._language is None:
-            token = self._model.model.detect_language(encoded)[0][0][0]  # "<|de|>", most likely first
-            tokenizer = self._tokenizer_for(token[2:-2])
+    def _prompt_for(self, encoded: Any, language: str | None) -> list[int]:
+        """Start-of-transcript tokens in ``language``, else the fixed one, else the one detected."""
+        language = language or self._language or self._detect(encoded)
+        tokenizer = self._tokenizer if language == self._language else self._tokenizer_for(language)
         return [*tokenizer.sot_sequence, tokenizer.no_timestamps]
+
+    def _detect(self, encoded: Any) -> str:
+        token: str = self._model.model.detect_language(encoded)[0][0][0]  # "<|de|>", most likely first
+        return token[2:-2]
+
+    def detect_language(self, audio: np.ndarray) -> str:
+        """The language of ``audio`` (a second of speech is enough), or the fixed language."""
+        return self._language or self._detect(self._encode(audio, _PARTIAL_MARGIN))
 
     @property
     def model(self) -> Any:
@@ -143,16 +149,34 @@ class WhisperDecoder:
         """The fixed language code, or ``None`` when each decode detects it."""
         return self._language
 
-    def partial(self, audio: np.ndarray, committed: list[str]) -> list[str]:
-        """Fast greedy guess at the words after ``committed``."""
-        return self._generate(audio, committed, beam=1, margin=_PARTIAL_MARGIN, tokens_per_second=6)
+    def partial(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> list[str]:
+        """Fast greedy guess at the words after ``committed``.
 
-    def final(self, audio: np.ndarray, committed: list[str]) -> list[str]:
+        ``language``: the utterance's language when known (``auto`` with a multilingual model);
+        otherwise the fixed language, or one detected for this decode.
+        """
+        return self._generate(audio, committed, language, beam=1, margin=_PARTIAL_MARGIN, tokens_per_second=6)
+
+    def final(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> list[str]:
         """Beam-search decode of the whole utterance; the words after ``committed``."""
-        return self._generate(audio, committed, self.settings.final_beam, _FINAL_MARGIN, tokens_per_second=10)
+        beam = self.settings.final_beam
+        return self._generate(audio, committed, language, beam, _FINAL_MARGIN, tokens_per_second=10)
+
+    def _encode(self, audio: np.ndarray, margin: float) -> Any:
+        frames = min(3000, int(np.ceil(len(audio) / SAMPLE_RATE + margin) * 100))
+        features = self._model.feature_extractor(audio, padding=160 * 3000)[:, :frames]
+        return self._model.model.encode(
+            self._ct2.StorageView.from_array(np.ascontiguousarray(features[None])), to_cpu=False
+        )
 
     def _generate(
-        self, audio: np.ndarray, committed: list[str], beam: int, margin: float, tokens_per_second: int
+        self,
+        audio: np.ndarray,
+        committed: list[str],
+        language: str | None,
+        beam: int,
+        margin: float,
+        tokens_per_second: int,
     ) -> list[str]:
         """Decode ``audio`` continuing the ``committed`` words; return the words after them.
 
@@ -160,15 +184,11 @@ class WhisperDecoder:
         window, which makes a decode of a few seconds of speech two to four times cheaper.
         With a margin under about 6 s tiny.en starts to loop; repeats are trimmed.
         """
-        frames = min(3000, int(np.ceil(len(audio) / SAMPLE_RATE + margin) * 100))
-        features = self._model.feature_extractor(audio, padding=160 * 3000)[:, :frames]
-        encoded = self._model.model.encode(
-            self._ct2.StorageView.from_array(np.ascontiguousarray(features[None])), to_cpu=False
-        )
+        encoded = self._encode(audio, margin)
         prefix = self._prefix_tokens(committed)
         result = self._model.model.generate(
             encoded,
-            [self._prompt_for(encoded) + prefix],
+            [self._prompt_for(encoded, language) + prefix],
             beam_size=beam,
             max_length=len(prefix) + int(len(audio) / SAMPLE_RATE * tokens_per_second) + 6,
             suppress_blank=True,
@@ -183,12 +203,12 @@ class WhisperDecoder:
         words = _trim_repetition(committed + _spoken_words(self._tokenizer.decode(tokens).split()))
         return words[len(committed) :]
 
-    def split(self, audio: np.ndarray, committed: list[str]) -> Split | None:
+    def split(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> Split | None:
         """A cut at a Whisper segment boundary that keeps every committed word before it.
 
         Returns ``None`` when no segment boundary lies after the committed words.
         """
-        segments = self._transcribe(audio, committed, beam=1, timestamps=True)
+        segments = self._transcribe(audio, committed, language or self._language, beam=1, timestamps=True)
         words: list[str] = []
         best: Split | None = None
         for segment in segments[:-1]:
@@ -200,10 +220,12 @@ class WhisperDecoder:
     def _prefix_tokens(self, committed: list[str]) -> list[int]:
         return self._tokenizer.encode(" " + " ".join(committed)) if committed else []
 
-    def _transcribe(self, audio: np.ndarray, committed: list[str], beam: int, timestamps: bool) -> list[Any]:
+    def _transcribe(
+        self, audio: np.ndarray, committed: list[str], language: str | None, beam: int, timestamps: bool
+    ) -> list[Any]:
         segments, _ = self._model.transcribe(
             audio,
-            language=self._language,
+            language=language,
             task=self.settings.task,
             beam_size=beam,
             without_timestamps=not timestamps,

@@ -21,12 +21,13 @@ class SlowPartials:
 
     def __init__(self, decoder: WhisperDecoder) -> None:
         self._decoder = decoder
+        self.language = decoder.language
         self.final = decoder.final
         self.split = decoder.split
 
-    def partial(self, audio: np.ndarray, committed: list[str]) -> list[str]:
+    def partial(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> list[str]:
         time.sleep(SLOWDOWN_S)
-        return self._decoder.partial(audio, committed)
+        return self._decoder.partial(audio, committed, language)
 
 
 def test_slow_partials_stretch_the_interval_and_the_final_still_comes(

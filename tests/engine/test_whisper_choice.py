@@ -11,6 +11,7 @@ import pytest
 from tests.random_whisper import random_whisper
 from voxdesk.app.files.transcription import transcribe_audio
 from voxdesk.engine import EngineKind, ProvisionalText, TextDelta, UtteranceDone, create_engine
+from voxdesk.engine.builtin import BuiltinEngine
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.whisper_decoder import DecoderSettings, WhisperDecoder
 
@@ -67,3 +68,46 @@ def test_translate_needs_a_multilingual_model_and_puts_the_translate_token_in_th
     tokenizer = translating._tokenizer
     assert tokenizer.sot_sequence[-1] == tokenizer.tokenizer.token_to_id("<|translate|>")
     assert isinstance(translating.final(fixture_audio["command01-slt"], []), list)
+
+
+class LanguageSpy:
+    """A decoder that records the language each call was given, and each detection."""
+
+    def __init__(self, decoder: WhisperDecoder) -> None:
+        self._decoder = decoder
+        self.language = decoder.language
+        self.split = decoder.split
+        self.detected: list[str] = []
+        self.given: list[str | None] = []
+
+    def detect_language(self, audio: np.ndarray) -> str:
+        self.detected.append(self._decoder.detect_language(audio))
+        return self.detected[-1]
+
+    def partial(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> list[str]:
+        self.given.append(language)
+        return self._decoder.partial(audio, committed, language)
+
+    def final(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> list[str]:
+        self.given.append(language)
+        return self._decoder.final(audio, committed, language)
+
+
+def test_auto_detects_each_utterance_language_once_and_keeps_it(fixture_audio: dict[str, np.ndarray]) -> None:
+    engine = create_engine(EngineKind.BUILTIN, model=str(random_whisper("tiny")), device="cpu", language="auto")
+
+    async def run() -> LanguageSpy:
+        await engine.load()
+        assert isinstance(engine, BuiltinEngine) and engine._decoder is not None
+        spy = LanguageSpy(engine._decoder)
+        engine._decoder = spy  # type: ignore[assignment]
+        try:
+            await transcribe_audio(engine, fixture_audio["command01-slt"], realtime=False)
+        finally:
+            await engine.aclose()
+        return spy
+
+    spy = asyncio.run(run())
+    (language,) = spy.detected  # one utterance, one detection
+    assert spy.given[-1] == language  # the final decodes in it
+    assert set(spy.given) <= {None, language}  # before its first second, decodes detect their own
