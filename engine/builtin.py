@@ -370,5 +370,7 @@ class _Session:
             partial_decodes=utterance.partials,
         )
         speech_end = max(utterance.speech_start, speech_end)
-        events.append(UtteranceDone(text, now, utterance.speech_start / SAMPLE_RATE, speech_end / SAMPLE_RATE, stats))
+        language = utterance.language or self._decoder.language
+        bounds = (utterance.speech_start / SAMPLE_RATE, speech_end / SAMPLE_RATE)
+        events.append(UtteranceDone(text, now, *bounds, stats, language))
         return events

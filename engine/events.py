@@ -61,7 +61,8 @@ class UtteranceDone:
 
     ``speech_start``/``speech_end`` are the detected speech bounds (seconds from stream
     start); ``audio_time`` is how far into the stream the engine had read when it ended
-    the utterance. The provisional text is cleared.
+    the utterance. The provisional text is cleared. ``language``: the Whisper language code
+    it was decoded in, where the engine knows it.
     """
 
     text: str
@@ -71,6 +72,7 @@ class UtteranceDone:
     stats: UtteranceStats = field(
         default_factory=lambda: UtteranceStats(audio_seconds=0.0, decode_seconds=0.0, partial_decodes=0)
     )
+    language: str | None = None
 
 
 class StreamErrorCode(StrEnum):

@@ -32,6 +32,14 @@ def test_transcribe_with_a_random_model_folder(speech: dict[str, Fixture]) -> No
     assert summary["text"]  # meaningless words, but words
 
 
+def test_streamed_utterances_say_their_language(speech: dict[str, Fixture]) -> None:
+    audio = str(fixture_path(speech["command01-slt"]))
+    result = voxdesk("transcribe", "--realtime", "--json", "--whisper-model", str(random_whisper("base.en")), audio)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [e["language"] for e in events if e["type"] == "done"] == ["en"]  # English-only: always en
+
+
 def test_a_folder_that_is_not_a_model_is_one_error_line(speech: dict[str, Fixture], tmp_path: Path) -> None:
     for command in ("transcribe", "serve"):
         args = [str(fixture_path(speech["command01-slt"]))] if command == "transcribe" else ["--port", "0"]

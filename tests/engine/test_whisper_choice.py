@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.random_whisper import random_whisper
-from voxdesk.app.files.transcription import transcribe_audio
+from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
 from voxdesk.engine import EngineKind, ProvisionalText, TextDelta, UtteranceDone, create_engine
 from voxdesk.engine.builtin import BuiltinEngine
 from voxdesk.engine.errors import EngineUnavailable
@@ -96,18 +96,19 @@ class LanguageSpy:
 def test_auto_detects_each_utterance_language_once_and_keeps_it(fixture_audio: dict[str, np.ndarray]) -> None:
     engine = create_engine(EngineKind.BUILTIN, model=str(random_whisper("tiny")), device="cpu", language="auto")
 
-    async def run() -> LanguageSpy:
+    async def run() -> tuple[LanguageSpy, TranscriptionReport]:
         await engine.load()
         assert isinstance(engine, BuiltinEngine) and engine._decoder is not None
         spy = LanguageSpy(engine._decoder)
         engine._decoder = spy  # type: ignore[assignment]
         try:
-            await transcribe_audio(engine, fixture_audio["command01-slt"], realtime=False)
+            report = await transcribe_audio(engine, fixture_audio["command01-slt"], realtime=False)
         finally:
             await engine.aclose()
-        return spy
+        return spy, report
 
-    spy = asyncio.run(run())
+    spy, report = asyncio.run(run())
     (language,) = spy.detected  # one utterance, one detection
     assert spy.given[-1] == language  # the final decodes in it
+    assert [u.done.language for u in report.utterances] == [language]  # and says so
     assert set(spy.given) <= {None, language}  # before its first second, decodes detect their own
