@@ -11,6 +11,7 @@ Blocking: call :meth:`BatchTranscriber.utterances` from a worker thread.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,7 @@ class TranscribedUtterance:
     """Words spoken without a long pause; ``end`` is also how far the file has been transcribed."""
 
     words: tuple[TimedWord, ...]
+    language: str | None = None  # the Whisper language code the file was decoded in
 
     @property
     def text(self) -> str:
@@ -66,12 +68,16 @@ class TranscribedUtterance:
 class BatchTranscriber:
     """Batched decoding of whole recordings with a loaded ``faster_whisper.WhisperModel``."""
 
-    def __init__(self, model: Any, settings: BatchSettings | None = None, language: str | None = "en") -> None:
-        """``language``: a Whisper language code, or ``None`` to detect it from the first audio."""
+    def __init__(
+        self, model: Any, settings: BatchSettings | None = None, language: str | None = "en", task: str = "transcribe"
+    ) -> None:
+        """``language``: a Whisper language code, or ``None`` to detect it from the first audio;
+        ``task``: ``transcribe``, or ``translate`` for English text (multilingual models)."""
         from faster_whisper import BatchedInferencePipeline
 
         self.settings = settings or BatchSettings()
         self._language = language
+        self.task = task
         self._pipeline = BatchedInferencePipeline(model)
 
     def utterances(self, audio: np.ndarray) -> Generator[TranscribedUtterance, None, None]:
@@ -82,9 +88,10 @@ class BatchTranscriber:
         """
         if len(audio) < SAMPLE_RATE // 10:
             return
-        segments, _ = self._pipeline.transcribe(
+        segments, info = self._pipeline.transcribe(
             audio,
             language=self._language,
+            task=self.task,
             beam_size=self.settings.beam_size,
             batch_size=self.settings.batch_size,
             word_timestamps=True,
@@ -94,7 +101,8 @@ class BatchTranscriber:
             words = [
                 TimedWord(w.word.strip(), float(w.start), float(w.end)) for w in segment.words or () if w.word.strip()
             ]
-            yield from group_words(words, self.settings)
+            for utterance in group_words(words, self.settings):
+                yield dataclasses.replace(utterance, language=info.language)
 
 
 def group_words(words: list[TimedWord], settings: BatchSettings) -> list[TranscribedUtterance]:

@@ -94,7 +94,8 @@ class BuiltinEngine:
         """Batched whole-file decoding with this engine's model, device and language (:mod:`voxdesk.engine.batch`)."""
         if self._decoder is None:
             raise RuntimeError("call load() before batch_transcriber()")
-        return BatchTranscriber(self._decoder.model, settings, language=self._decoder.language)
+        decoder = self._decoder
+        return BatchTranscriber(decoder.model, settings, language=decoder.language, task=decoder.settings.task)
 
     async def aclose(self) -> None:
         """Stop the decode thread and drop the model."""

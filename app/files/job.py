@@ -136,7 +136,7 @@ class FileTranscription:
 
     def _emit(self, item: TranscribedUtterance) -> UtteranceDone:
         stats = UtteranceStats(audio_seconds=item.end - item.start, decode_seconds=None, partial_decodes=0)
-        done = UtteranceDone(item.text, item.end, item.start, item.end, stats)
+        done = UtteranceDone(item.text, item.end, item.start, item.end, stats, language=item.language)
         if self._on_event is not None:
             wall = time.perf_counter() - self._started
             self._on_event(TimedEvent(TextDelta(item.text, item.end), wall))

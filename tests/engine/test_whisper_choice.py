@@ -11,7 +11,7 @@ import pytest
 from tests.random_whisper import random_whisper
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
 from voxdesk.engine import EngineKind, ProvisionalText, TextDelta, UtteranceDone, create_engine
-from voxdesk.engine.builtin import BuiltinEngine
+from voxdesk.engine.builtin import BuiltinEngine, BuiltinSettings
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.whisper_decoder import DecoderSettings, WhisperDecoder
 
@@ -112,3 +112,14 @@ def test_auto_detects_each_utterance_language_once_and_keeps_it(fixture_audio: d
     assert spy.given[-1] == language  # the final decodes in it
     assert [u.done.language for u in report.utterances] == [language]  # and says so
     assert set(spy.given) <= {None, language}  # before its first second, decodes detect their own
+
+
+def test_batched_decoding_keeps_the_engines_language_and_task(fixture_audio: dict[str, np.ndarray]) -> None:
+    settings = DecoderSettings(model=str(random_whisper("tiny")), device="cpu", language="de", task="translate")
+    engine = BuiltinEngine(BuiltinSettings(decoder=settings))
+    asyncio.run(engine.load())
+    transcriber = engine.batch_transcriber()
+    assert transcriber.task == "translate"
+    utterances = list(transcriber.utterances(fixture_audio["command01-slt"]))
+    assert utterances and {u.language for u in utterances} == {"de"}
+    asyncio.run(engine.aclose())
