@@ -12,12 +12,8 @@ import asyncio
 import sys
 from pathlib import Path
 
-import qasync
-from PySide6.QtWidgets import QApplication
-
-from tests.app.actions.fakes import recording_services
+from tests.ui.screenshots import run_script
 from voxdesk.app.files.queue import FileJob, JobState
-from voxdesk.app.settings import load_settings
 from voxdesk.ui.desktop import Desktop
 
 
@@ -43,18 +39,5 @@ async def scenario(desktop: Desktop, out: Path, files: list[Path]) -> str:
     return text
 
 
-def main() -> int:
-    out, files = Path(sys.argv[1]), [Path(p) for p in sys.argv[2:]]
-    app = QApplication(sys.argv[:1])
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    settings, _ = load_settings()
-    desktop = Desktop(settings, [], save_changes=False, action_services=recording_services())
-    with loop:
-        text = loop.run_until_complete(scenario(desktop, out, files))
-    print(text)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(scenario))

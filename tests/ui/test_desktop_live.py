@@ -5,16 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
 from tests.app.actions.fakes import RecordingLauncher, recording_services
@@ -23,6 +19,7 @@ from tests.desktop_rig import VirtualMic
 from tests.recognition import PHRASE_ERRORS, assert_heard_in, errors_within, words
 from tests.serve_process import REPO, start_serve
 from tests.speech_fixtures import Fixture
+from tests.ui.screenshots import assert_looks_like_a_window, take_screenshot
 from voxdesk.app.actions import ActionStatus
 from voxdesk.app.listening.capture import CaptureState, CaptureStatus
 from voxdesk.app.listening.events import ControllerEvent, EngineState, TranscriptChanged, UtteranceFinal
@@ -197,26 +194,12 @@ def test_microphone_vanishing_mid_utterance_keeps_the_text_and_recovers(
 
 
 def test_screenshot_of_the_real_window_under_xvfb(
-    virtual_mic: VirtualMic, x_display: str, speech: dict[str, Fixture], tmp_path: Path
+    virtual_mic: VirtualMic, x_display: str, speech: dict[str, Fixture]
 ) -> None:
     out = REPO / "build" / "screenshots" / "voxdesk-window.png"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    recordings = [str(fixture_path(speech[name])) for name in ("command00-slt", "command01-slt")]
-    env = {**os.environ, "DISPLAY": x_display, "QT_QPA_PLATFORM": "xcb"}
-    result = subprocess.run(
-        [sys.executable, "-m", "tests.ui.window_screenshot", str(out), *recordings],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    transcript = result.stdout.strip().splitlines()[-1]
+    recordings = [fixture_path(speech[name]) for name in ("command00-slt", "command01-slt")]
+    transcript = take_screenshot("tests.ui.window_screenshot", out, recordings, x_display)
     assert_heard_in(speech["command00-slt"], transcript)
     assert_heard_in(speech["command01-slt"], transcript)
     for picture in (out, out.with_suffix(".window.png")):
-        image = QImage(str(picture))
-        assert image.width() >= 800 and image.height() >= 500
-        colours = {image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)}
-        assert len(colours) > 8, f"{picture} looks blank ({len(colours)} colours)"
+        assert_looks_like_a_window(picture)
