@@ -20,15 +20,6 @@ from voxdesk.cli.main import main
 
 
 @pytest.fixture
-def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """A private data and config directory, for this process and for ``voxdesk`` subprocesses."""
-    env = {"VOXDESK_DATA_DIR": str(tmp_path / "data"), "VOXDESK_CONFIG_DIR": str(tmp_path / "config")}
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    return env
-
-
-@pytest.fixture
 def sessions(dirs: dict[str, str]) -> tuple[int, int]:
     """Two recorded sessions: a file about the weather and a live one with commands."""
     with HistoryStore.open() as store:

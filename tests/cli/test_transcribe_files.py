@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 import soundfile
 import srt
 
@@ -22,15 +21,6 @@ from tests.recognition import assert_begins, assert_recognized
 from tests.speech_fixtures import Fixture
 from voxdesk.app.history.store import HistoryStore
 from voxdesk.engine.session import SAMPLE_RATE
-
-
-@pytest.fixture
-def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """A private data and config directory, for this process and for ``voxdesk`` subprocesses."""
-    env = {"VOXDESK_DATA_DIR": str(tmp_path / "data"), "VOXDESK_CONFIG_DIR": str(tmp_path / "config")}
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    return env
 
 
 def test_several_files_one_transcript_each_and_no_progress_bar_off_a_terminal(

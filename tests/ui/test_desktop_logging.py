@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -14,34 +9,16 @@ from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 
-from tests.serve_process import REPO
+from tests.ui.window_process import run_window_until_ready_then_terminate
 from voxdesk.app.listening.controller import Controller
 from voxdesk.app.settings import Settings
 from voxdesk.ui.main_window import MainWindow
 
 
 def test_a_window_session_leaves_its_log_file(tmp_path: Path) -> None:
-    data, logs = tmp_path / "data", tmp_path / "logs"
-    env = {
-        **os.environ,
-        "QT_QPA_PLATFORM": "offscreen",
-        "VOXDESK_DATA_DIR": str(data),
-        "VOXDESK_CONFIG_DIR": str(tmp_path / "config"),
-        "VOXDESK_LOG_DIR": str(logs),
-    }
-    window = subprocess.Popen(
-        [sys.executable, "-m", "voxdesk.ui.launcher"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not (data / "history.sqlite3").exists():  # made after logging is set up
-            assert window.poll() is None and time.monotonic() < deadline
-            time.sleep(0.1)
-        window.send_signal(signal.SIGTERM)
-        _, errors = window.communicate(timeout=60)
-    finally:
-        window.kill()
-    assert window.returncode == 0, errors.decode()[-2000:]
+    logs = tmp_path / "logs"
+    status, errors = run_window_until_ready_then_terminate(tmp_path, VOXDESK_LOG_DIR=str(logs))
+    assert status == 0, errors.decode()[-2000:]
     text = (logs / "voxdesk.log").read_text(encoding="utf-8")
     assert f"INFO voxdesk.desktop: window starting; logging to {logs / 'voxdesk.log'}" in text
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from tests.serve_process import REPO
+from tests.ui.window_process import run_window_until_ready_then_terminate
 from voxdesk.app.history.store import HistoryStore
 
 
@@ -31,26 +30,8 @@ def test_commands_still_work_through_the_launcher() -> None:
 
 
 def test_sigterm_closes_the_window_cleanly(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    env = {
-        **os.environ,
-        "QT_QPA_PLATFORM": "offscreen",
-        "VOXDESK_DATA_DIR": str(data),
-        "VOXDESK_CONFIG_DIR": str(tmp_path / "config"),
-    }
-    window = subprocess.Popen(
-        [sys.executable, "-m", "voxdesk.ui.launcher"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not (data / "history.sqlite3").exists():  # the signal handlers are set before this file is made
-            assert window.poll() is None and time.monotonic() < deadline
-            time.sleep(0.1)
-        window.send_signal(signal.SIGTERM)
-        _, errors = window.communicate(timeout=60)
-    finally:
-        window.kill()
-    assert window.returncode == 0, errors.decode()[-2000:]
+    status, errors = run_window_until_ready_then_terminate(tmp_path)
+    assert status == 0, errors.decode()[-2000:]
     assert b"Traceback" not in errors
-    with HistoryStore.open(data / "history.sqlite3") as store:  # closed cleanly, opens fine
+    with HistoryStore.open(tmp_path / "data" / "history.sqlite3") as store:  # closed cleanly, opens fine
         assert store.sessions() == []
