@@ -181,5 +181,6 @@ def _utterance_json(utterance: UtteranceRecord) -> dict[str, Any]:
         "first_partial_latency_s": utterance.first_partial_latency_s,
         "final_latency_s": utterance.final_latency_s,
         "action": utterance.action,
+        "language": utterance.language,
         "created_at": _iso(utterance.created_at),
     }

@@ -31,6 +31,7 @@ def record_report(store: HistoryStore, report: TranscriptionReport, *, engine: s
                 item.done.speech_end,
                 first_partial_latency_s=item.first_text_latency,
                 final_latency_s=item.final_latency,
+                language=item.done.language,
             )
     if not report.partial:
         store.end_session(session_id)
@@ -54,6 +55,7 @@ def report_session(
             item.final_latency,
             None,
             now,
+            item.done.language,
         )
         for number, item in enumerate((u for u in report.utterances if u.done.text), start=1)
     ]

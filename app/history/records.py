@@ -27,6 +27,11 @@ class SessionRecord:
     model: str
     source: str
 
+    @property
+    def partial(self) -> bool:
+        """A file transcription stopped before its end: it is kept without an end time."""
+        return self.kind == "file" and self.ended_at is None
+
 
 @dataclass(frozen=True)
 class SessionSummary(SessionRecord):
@@ -49,6 +54,7 @@ class UtteranceRecord:
     final_latency_s: float | None
     action: str | None
     created_at: datetime  # UTC
+    language: str | None = None  # the Whisper language code it was decoded in, where known
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,10 @@ MIGRATIONS: tuple[str, ...] = (
     END;
     INSERT INTO utterances_fts (utterances_fts) VALUES ('rebuild');
     """,
+    # 3: the language each utterance was decoded in (NULL where the engine did not say).
+    """
+    ALTER TABLE utterances ADD COLUMN language TEXT;
+    """,
 )
 """Schema migrations in order; migration ``i`` takes the file from version ``i`` to ``i + 1``."""
 

@@ -81,7 +81,7 @@ def _optional_utc(unix: float | None) -> datetime | None:
 _SESSION_COLUMNS = "s.id, s.started_at, s.ended_at, s.kind, s.engine, s.model, s.source"
 _UTTERANCE_COLUMNS = (
     "u.id, u.session_id, u.text, u.start_s, u.end_s, u.first_partial_latency_s, u.final_latency_s, u.action,"
-    " u.created_at"
+    " u.created_at, u.language"
 )
 
 
@@ -91,8 +91,10 @@ def _session(row: Sequence[Any]) -> SessionRecord:
 
 
 def _utterance(row: Sequence[Any]) -> UtteranceRecord:
-    id_, session_id, text, start_s, end_s, first, final, action, created = row[:9]
-    return UtteranceRecord(int(id_), int(session_id), text, start_s, end_s, first, final, action, _utc(created))
+    id_, session_id, text, start_s, end_s, first, final, action, created, language = row[:10]
+    return UtteranceRecord(
+        int(id_), int(session_id), text, start_s, end_s, first, final, action, _utc(created), language
+    )
 
 
 class HistoryStore:
@@ -168,6 +170,7 @@ class HistoryStore:
         first_partial_latency_s: float | None = None,
         final_latency_s: float | None = None,
         action: str | None = None,
+        language: str | None = None,
     ) -> int:
         """Commit one final utterance now; returns its id (:data:`NOT_RECORDED` when not recorded).
 
@@ -178,8 +181,18 @@ class HistoryStore:
         try:
             cursor = self._db.execute(
                 "INSERT INTO utterances (session_id, text, start_s, end_s, first_partial_latency_s, final_latency_s,"
-                " action, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, text, start_s, end_s, first_partial_latency_s, final_latency_s, action, time.time()),
+                " action, created_at, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    session_id,
+                    text,
+                    start_s,
+                    end_s,
+                    first_partial_latency_s,
+                    final_latency_s,
+                    action,
+                    time.time(),
+                    language,
+                ),
             )
         except sqlite3.IntegrityError as error:
             raise HistoryError(f"no session {session_id} in the history") from error
@@ -254,7 +267,7 @@ class HistoryStore:
             " WHERE utterances_fts MATCH ? ORDER BY utterances_fts.rowid DESC LIMIT ?",
             (query, limit),
         ).fetchall()
-        return [SearchHit(_utterance(row), _session(row[9:])) for row in rows]
+        return [SearchHit(_utterance(row), _session(row[10:])) for row in rows]
 
     @_translated
     def counts(self) -> tuple[int, int]:
