@@ -47,6 +47,7 @@ class LiveHistory:
                     utterance.end or 0.0,
                     first_partial_latency_s=utterance.first_partial_latency,
                     final_latency_s=utterance.final_latency,
+                    language=utterance.language,
                 )
         except HistoryError as exc:
             logger.warning("history: %s", exc)

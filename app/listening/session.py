@@ -163,7 +163,7 @@ class ListeningSession:
                         continue
                     if utterance is None:
                         utterance, first_text_at = self._transcript.open(), now
-                    self._final(utterance.id, event.text, start, end, first_text_at, now)
+                    self._final(utterance.id, event, start, end, first_text_at, now)
                     utterance = None
                 elif isinstance(event, StreamError):
                     self._on_stream_error(event)
@@ -188,8 +188,10 @@ class ListeningSession:
             if utterance is not None and not utterance.final:
                 self._emit(TranscriptChanged(_copy(utterance)))
 
-    def _final(self, utterance_id: int, text: str, start: float, end: float, first_at: float, now: float) -> None:
-        utterance = self._transcript.finish(utterance_id, text, start, end)
+    def _final(
+        self, utterance_id: int, done: UtteranceDone, start: float, end: float, first_at: float, now: float
+    ) -> None:
+        utterance = self._transcript.finish(utterance_id, done.text, start, end, done.language)
         if utterance is None:  # cleared while it was being spoken
             return
         utterance.first_partial_latency = first_at - self._clock.delivered_at(start)

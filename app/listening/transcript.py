@@ -20,6 +20,7 @@ class Utterance:
     final: bool = False
     first_partial_latency: float | None = None  # speech onset → first text shown
     final_latency: float | None = None  # end of speech → final text
+    language: str | None = None  # the language the engine decoded it in, where it says
 
     @property
     def text(self) -> str:
@@ -63,12 +64,15 @@ class Transcript:
             utterance.provisional = text
         return utterance
 
-    def finish(self, utterance_id: int, text: str, start: float, end: float) -> Utterance | None:
+    def finish(
+        self, utterance_id: int, text: str, start: float, end: float, language: str | None = None
+    ) -> Utterance | None:
         """Make an utterance final: the engine's final text replaces what was shown."""
         utterance = self._utterances.get(utterance_id)
         if utterance is not None:
             utterance.committed, utterance.provisional = text.strip(), ""
             utterance.start, utterance.end, utterance.final = start, end, True
+            utterance.language = language
         return utterance
 
     def discard(self, utterance_id: int) -> None:
