@@ -18,7 +18,6 @@ from voxdesk.app.history.export import (
     vtt_time,
 )
 from voxdesk.app.history.recording import record_report, report_session, write_transcript
-from voxdesk.app.history.records import SessionRecord
 from voxdesk.app.history.store import NOT_RECORDED, HistoryStore
 from voxdesk.app.settings import load_settings
 from voxdesk.engine.errors import VoxdeskError
@@ -166,14 +165,9 @@ def _list(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:
     for summary in summaries:
         started = summary.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
         count = summary.utterance_count
-        preview = f"(partial) {summary.preview}" if _partial(summary) else summary.preview
+        preview = f"(partial) {summary.preview}" if summary.partial else summary.preview
         out.write(f"{summary.id:>5}  {started:16}  {summary.kind:4}  {count:>10}  {preview}\n")
     return 0
-
-
-def _partial(session: SessionRecord) -> bool:
-    """A file transcription stopped before its end is kept without an end time."""
-    return session.kind == "file" and session.ended_at is None
 
 
 def _search(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:

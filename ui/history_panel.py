@@ -169,7 +169,8 @@ class HistoryPanel(QWidget):
         try:
             self.session_list.clear()
             for summary in shown:
-                label = f"{_when(summary)}  ·  {summary.kind}  ·  {summary.utterance_count}\n{summary.preview}"
+                preview = f"(partial) {summary.preview}" if summary.partial else summary.preview
+                label = f"{_when(summary)}  ·  {summary.kind}  ·  {summary.utterance_count}\n{preview}"
                 item = QListWidgetItem(label, self.session_list)
                 item.setData(Qt.ItemDataRole.UserRole, summary.id)
                 item.setToolTip(summary.source)

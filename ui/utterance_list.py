@@ -6,7 +6,8 @@ from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
 
 from voxdesk.app.listening.transcript import Utterance
 
-COLUMNS = ("Time", "Text", "First text", "Final")
+COLUMNS = ("Time", "Text", "First text", "Final", "Language")
+LANGUAGE_COLUMN = COLUMNS.index("Language")
 
 
 def clock(seconds: float | None) -> str:
@@ -30,6 +31,7 @@ class UtteranceList(QTreeWidget):
         self.setRootIsDecorated(False)
         self.setColumnWidth(0, 110)
         self.setColumnWidth(1, 380)
+        self.setColumnHidden(LANGUAGE_COLUMN, True)  # shown once an utterance has a language
         self._rows: dict[int, QTreeWidgetItem] = {}
 
     def show_utterance(self, utterance: Utterance) -> None:
@@ -38,11 +40,20 @@ class UtteranceList(QTreeWidget):
             row = QTreeWidgetItem(self)
             self._rows[utterance.id] = row
         span = f"{clock(utterance.start)} - {clock(utterance.end)}" if utterance.final else "..."
-        values = (span, utterance.text, latency(utterance.first_partial_latency), latency(utterance.final_latency))
+        values = (
+            span,
+            utterance.text,
+            latency(utterance.first_partial_latency),
+            latency(utterance.final_latency),
+            utterance.language or "",
+        )
         for column, value in enumerate(values):
             row.setText(column, value)
+        if utterance.language:
+            self.setColumnHidden(LANGUAGE_COLUMN, False)
         self.scrollToItem(row)
 
     def clear_utterances(self) -> None:
         self.clear()
         self._rows.clear()
+        self.setColumnHidden(LANGUAGE_COLUMN, True)
