@@ -72,8 +72,8 @@ class TranscriptionReport:
         """Audio transcribed per wall-clock second (x real time)."""
         return self.transcribed_seconds / max(self.wall_seconds, 1e-9)
 
-    def summary(self) -> dict[str, float | int | bool | None]:
-        """Latency medians and p90s, real-time factors and CPU cost, for printing or JSON."""
+    def summary(self) -> dict[str, float | int | bool | list[str] | None]:
+        """Latency medians and p90s, real-time factors, CPU cost and the languages heard, for printing or JSON."""
         first = [u.first_text_latency for u in self.utterances if u.done.text and u.first_text_latency is not None]
         final = [u.final_latency for u in self.utterances if u.done.text and u.final_latency is not None]
         audio = max(self.audio_seconds, 1e-9)
@@ -90,6 +90,7 @@ class TranscriptionReport:
             "real_time_factor": None if self.decode_seconds is None else round(self.decode_seconds / audio, 3),
             "wall_real_time_factor": round(self.wall_seconds / audio, 3),
             "cpu_seconds_per_audio_second": round(self.cpu_seconds / audio, 3),
+            "languages": sorted({u.done.language for u in self.utterances if u.done.text and u.done.language}),
         }
 
 
