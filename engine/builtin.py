@@ -36,6 +36,7 @@ from voxdesk.engine.events import (
 from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
 from voxdesk.engine.vad import Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
 from voxdesk.engine.whisper_decoder import DecoderSettings, WhisperDecoder
+from voxdesk.engine.whisper_models import resolve_model
 
 __all__ = ["BuiltinEngine", "BuiltinSettings"]
 
@@ -79,6 +80,9 @@ class BuiltinEngine:
         decoder = self.settings.decoder
         if progress:
             progress(f"loading Whisper {decoder.model} ({decoder.device} device)", 0.0)
+            loop = asyncio.get_running_loop()
+            # A hub model not in the cache downloads here, reporting its bytes from the worker thread.
+            await self._run(resolve_model, decoder.model, lambda *step: loop.call_soon_threadsafe(progress, *step))
         self._decoder = await self._run(WhisperDecoder, decoder)
         logger.info("built-in engine: %s", self._decoder.description)
         if progress:

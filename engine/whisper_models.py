@@ -2,18 +2,20 @@
 
 A model choice is the bundled ``tiny.en`` (never any network), a local folder holding a
 CTranslate2 Whisper conversion, or a faster-whisper model name or model hub repository id
-that is already in the standard hub cache (opened with ``local_files_only``; downloading
-is not built yet). A device choice is ``auto``, ``cpu`` or ``cuda``.
+downloaded once into the standard hub cache and afterwards opened with ``local_files_only``
+(see :mod:`voxdesk.engine.whisper_download`). A device choice is ``auto``, ``cpu`` or ``cuda``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from voxdesk.engine.errors import EngineUnavailable
+from voxdesk.engine.whisper_download import ALLOW_PATTERNS, DownloadProgress, download_model, repo_id
 
 __all__ = [
     "BUNDLED_MODEL",
@@ -48,15 +50,17 @@ class Placement:
     compute_type: str
 
 
-def resolve_model(choice: str) -> Path:
-    """The local folder of the model ``choice``. Raises ``EngineUnavailable`` with one line."""
+def resolve_model(choice: str, progress: DownloadProgress | None = None) -> Path:
+    """The local folder of the model ``choice``, downloaded first when it is a hub model not
+    in the cache (``progress`` gets the bytes; bars on a terminal's stderr).
+    Raises ``EngineUnavailable`` with one line."""
     if choice in ("", BUNDLED_MODEL):
         return model_directory()
     path = Path(choice).expanduser()
     if path.exists() or choice.startswith((".", "/", "~")):
         check_model_folder(path)
         return path
-    return _cached_model(choice)
+    return _cached_model(choice, progress)
 
 
 def model_directory() -> Path:
@@ -101,24 +105,15 @@ def check_model_folder(path: Path) -> None:
         raise EngineUnavailable(f"{path}/config.json cannot be read: {exc}") from exc
 
 
-def _cached_model(name: str) -> Path:
-    """A faster-whisper model name or hub repository id, from the hub cache only."""
+def _cached_model(name: str, progress: DownloadProgress | None) -> Path:
+    """A faster-whisper model name or hub repository id: from the hub cache, else downloaded."""
+    from huggingface_hub import snapshot_download
+
+    repo = repo_id(name)
     try:
-        from faster_whisper.utils import available_models, download_model
-    except ImportError as exc:
-        raise EngineUnavailable(f"faster-whisper cannot be imported ({exc})") from exc
-    if "/" not in name and name not in available_models():
-        raise EngineUnavailable(
-            f"unknown Whisper model {name!r}: use tiny.en, a local CTranslate2 model folder, "
-            f"or one of {', '.join(available_models())}"
-        )
-    try:
-        path = Path(download_model(name, local_files_only=True))
+        path = Path(str(snapshot_download(repo, allow_patterns=ALLOW_PATTERNS, local_files_only=True)))
     except Exception:  # huggingface_hub raises several kinds for "not in the cache"
-        raise EngineUnavailable(
-            f"Whisper model {name!r} is not downloaded; downloading is not built yet "
-            "(use tiny.en or a local CTranslate2 model folder)"
-        ) from None
+        path = download_model(name, progress, show_bar=sys.stderr.isatty())
     check_model_folder(path)
     return path
 

@@ -52,9 +52,10 @@ def test_a_missing_folder_is_an_error(tmp_path: Path) -> None:
         resolve_model(str(tmp_path / "nowhere"))
 
 
-def test_a_name_not_in_the_hub_cache_is_not_downloaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_name_not_in_the_cache_without_a_hub_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
-    with pytest.raises(EngineUnavailable, match=r"'base\.en' is not downloaded; downloading is not built yet"):
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(EngineUnavailable, match=r"'base\.en' is not downloaded and the model hub cannot be reached"):
         resolve_model("base.en")
 
 
