@@ -26,6 +26,7 @@ from voxdesk.cli.history import (  # history: issue 8
     run_history,
     save_transcription,
 )
+from voxdesk.cli.models import add_models_parser, run_models
 from voxdesk.cli.terminal import LiveTranscriptPrinter, ProgressBar, event_to_json, print_summary
 from voxdesk.engine import ENGINE_NAMES, EngineKind, StreamingEngine, create_engine
 from voxdesk.engine.errors import VoxdeskError
@@ -94,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_vllm_arguments(transcribe)
     _add_serve_parser(commands)
     add_history_parser(commands)  # history: issue 8
+    add_models_parser(commands)
     return parser
 
 
@@ -308,6 +310,8 @@ def main(argv: list[str] | None = None, open_window: Callable[[argparse.Namespac
     if args.command == "history":  # history: issue 8
         return run_history(args)
     try:
+        if args.command == "models":
+            return run_models(args)
         return asyncio.run(_serve(args) if args.command == "serve" else _transcribe(args))
     except (VoxdeskError, OSError) as exc:
         print(f"voxdesk: error: {exc}", file=sys.stderr)

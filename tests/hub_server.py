@@ -1,0 +1,107 @@
+"""A loopback stand-in for the model hub: serves one model folder in the hub's HTTP layout.
+
+It answers what huggingface_hub's ``snapshot_download`` asks: the revision info with its
+file list (``/api/models/{repo}/revision/{rev}`` and ``/tree/{rev}``) and each file
+(``/{repo}/resolve/{rev}/{file}``, HEAD and ranged GET, with ETag, X-Repo-Commit and
+Content-Length). ``cut_after`` makes the first GET of the largest file drop its connection
+after that many bytes, as a cut network would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+__all__ = ["COMMIT", "HubRecord", "serve_model"]
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+@dataclass
+class HubRecord:
+    """What the server saw: the Range headers of file GETs, in order."""
+
+    ranges: list[str] = field(default_factory=list)
+    cut_done: bool = False
+
+
+@contextmanager
+def serve_model(repo: str, folder: Path, cut_after: int | None = None) -> Iterator[tuple[str, HubRecord]]:
+    """Serve ``folder`` as hub repository ``repo`` on 127.0.0.1; yields its URL and a record."""
+    files = {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
+    largest = max(files, key=lambda name: len(files[name]))
+    record = HubRecord()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet."""
+
+        def do_HEAD(self) -> None:
+            self._answer(body=False)
+
+        def do_GET(self) -> None:
+            self._answer(body=True)
+
+        def _answer(self, body: bool) -> None:
+            info = f"/api/models/{repo}/revision/"
+            tree = f"/api/models/{repo}/tree/"
+            prefix = f"/{repo}/resolve/"
+            if self.path.startswith(info):
+                siblings = [{"rfilename": name} for name in files]
+                self._send(200, json.dumps({"id": repo, "sha": COMMIT, "siblings": siblings}).encode(), body)
+            elif self.path.startswith(tree):
+                listing = [
+                    {"type": "file", "path": name, "size": len(data), "oid": hashlib.sha1(data).hexdigest()}
+                    for name, data in files.items()
+                ]
+                self._send(200, json.dumps(listing).encode(), body)
+            elif self.path.startswith(prefix) and self.path.split("/")[-1] in files:
+                self._send_file(self.path.split("/")[-1], body)
+            else:
+                self._send(404, b'{"error": "Repository not found"}', body, {"X-Error-Code": "RepoNotFound"})
+
+        def _send_file(self, name: str, body: bool) -> None:
+            data = files[name]
+            etag = f'"{hashlib.sha256(data).hexdigest()}"'
+            start = 0
+            if body:
+                record.ranges.append(self.headers.get("Range", ""))
+                if self.headers.get("Range", "").startswith("bytes="):
+                    start = int(self.headers["Range"][6:].split("-")[0])
+            headers = {"ETag": etag, "X-Repo-Commit": COMMIT}
+            if start:
+                headers["Content-Range"] = f"bytes {start}-{len(data) - 1}/{len(data)}"
+            part = data[start:]
+            if body and name == largest and cut_after is not None and not record.cut_done:
+                record.cut_done = True
+                self._send(206 if start else 200, part, False, headers)
+                self.wfile.write(part[:cut_after])
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            self._send(206 if start else 200, part, body, headers)
+
+        def _send(self, status: int, data: bytes, body: bool, headers: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Content-Type", "application/octet-stream")
+            self.end_headers()
+            if body:
+                self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", record
+    finally:
+        server.shutdown()
+        server.server_close()
