@@ -91,7 +91,7 @@ def _short_name(repo: str) -> str:
     from faster_whisper.utils import _MODELS
 
     names = {hub: name for name, hub in _MODELS.items()}
-    return names.get(repo, repo)
+    return str(names.get(repo, repo))
 
 
 def _folder_size(path: Path) -> int:

@@ -33,7 +33,7 @@ def repo_id(name: str) -> str:
     if "/" in name:
         return name
     if name in _MODELS:
-        return _MODELS[name]
+        return str(_MODELS[name])
     raise EngineUnavailable(
         f"unknown Whisper model {name!r}: use tiny.en, a local CTranslate2 model folder, "
         f"a hub repository id, or one of {', '.join(_MODELS)}"
