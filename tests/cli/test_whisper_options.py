@@ -60,7 +60,7 @@ def test_another_language_or_translation_with_an_english_only_model_is_an_error(
     assert "Whisper tiny.en is English-only: --task translate needs a multilingual model" in result.stderr
 
 
-def test_a_model_name_that_is_not_downloaded_says_so(speech: dict[str, Fixture], tmp_path: Path) -> None:
+def test_a_model_name_that_is_not_downloaded_while_offline_says_so(speech: dict[str, Fixture], tmp_path: Path) -> None:
     result = voxdesk(
         "transcribe",
         "--whisper-model",
@@ -69,7 +69,8 @@ def test_a_model_name_that_is_not_downloaded_says_so(speech: dict[str, Fixture],
         env={"HF_HUB_CACHE": str(tmp_path), "HF_HUB_OFFLINE": "1"},
     )
     assert result.returncode == 1
-    assert "'small.en' is not downloaded; downloading is not built yet" in result.stderr
+    assert "'small.en' is not downloaded and the model hub cannot be reached" in result.stderr
+    assert not any(tmp_path.iterdir())  # nothing half-written into the cache
 
 
 def test_serve_streams_with_the_multilingual_random_model_detecting_the_language(speech: dict[str, Fixture]) -> None:
