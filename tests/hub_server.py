@@ -1,10 +1,11 @@
 """A loopback stand-in for the model hub: serves one model folder in the hub's HTTP layout.
 
-It answers what huggingface_hub's ``snapshot_download`` asks: the revision info with its
-file list (``/api/models/{repo}/revision/{rev}`` and ``/tree/{rev}``) and each file
+It answers what huggingface_hub's ``model_info`` and ``snapshot_download`` ask: the model
+info with its file list and sizes (``/api/models/{repo}``, ``/revision/{rev}``, ``/tree/{rev}``) and each file
 (``/{repo}/resolve/{rev}/{file}``, HEAD and ranged GET, with ETag, X-Repo-Commit and
 Content-Length). ``cut_after`` makes the first GET of the largest file drop its connection
-after that many bytes, as a cut network would.
+after that many bytes, as a cut network would; with ``down_after_cut`` every later file GET
+gets 503, as if the network stayed gone, until ``HubRecord.down`` is set back to False.
 """
 
 from __future__ import annotations
@@ -25,14 +26,18 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 @dataclass
 class HubRecord:
-    """What the server saw: the Range headers of file GETs, in order."""
+    """What the server saw: each file GET (name and Range header) in order, and the files sent whole."""
 
-    ranges: list[str] = field(default_factory=list)
+    gets: list[tuple[str, str]] = field(default_factory=list)
+    sent: list[str] = field(default_factory=list)
     cut_done: bool = False
+    down: bool = False
 
 
 @contextmanager
-def serve_model(repo: str, folder: Path, cut_after: int | None = None) -> Iterator[tuple[str, HubRecord]]:
+def serve_model(
+    repo: str, folder: Path, cut_after: int | None = None, *, down_after_cut: bool = False
+) -> Iterator[tuple[str, HubRecord]]:
     """Serve ``folder`` as hub repository ``repo`` on 127.0.0.1; yields its URL and a record."""
     files = {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
     largest = max(files, key=lambda name: len(files[name]))
@@ -49,11 +54,11 @@ def serve_model(repo: str, folder: Path, cut_after: int | None = None) -> Iterat
             self._answer(body=True)
 
         def _answer(self, body: bool) -> None:
-            info = f"/api/models/{repo}/revision/"
+            info = f"/api/models/{repo}"
             tree = f"/api/models/{repo}/tree/"
             prefix = f"/{repo}/resolve/"
-            if self.path.startswith(info):
-                siblings = [{"rfilename": name} for name in files]
+            if self.path.split("?")[0] == info or self.path.startswith(info + "/revision/"):
+                siblings = [{"rfilename": name, "size": len(data)} for name, data in files.items()]
                 self._send(200, json.dumps({"id": repo, "sha": COMMIT, "siblings": siblings}).encode(), body)
             elif self.path.startswith(tree):
                 listing = [
@@ -70,8 +75,11 @@ def serve_model(repo: str, folder: Path, cut_after: int | None = None) -> Iterat
             data = files[name]
             etag = f'"{hashlib.sha256(data).hexdigest()}"'
             start = 0
+            if body and record.down:
+                self._send(503, b'{"error": "Service unavailable"}', body)
+                return
             if body:
-                record.ranges.append(self.headers.get("Range", ""))
+                record.gets.append((name, self.headers.get("Range", "")))
                 if self.headers.get("Range", "").startswith("bytes="):
                     start = int(self.headers["Range"][6:].split("-")[0])
             headers = {"ETag": etag, "X-Repo-Commit": COMMIT}
@@ -80,12 +88,15 @@ def serve_model(repo: str, folder: Path, cut_after: int | None = None) -> Iterat
             part = data[start:]
             if body and name == largest and cut_after is not None and not record.cut_done:
                 record.cut_done = True
+                record.down = down_after_cut
                 self._send(206 if start else 200, part, False, headers)
                 self.wfile.write(part[:cut_after])
                 self.wfile.flush()
                 self.close_connection = True
                 return
             self._send(206 if start else 200, part, body, headers)
+            if body:
+                record.sent.append(name)
 
         def _send(self, status: int, data: bytes, body: bool, headers: dict[str, str] | None = None) -> None:
             self.send_response(status)
