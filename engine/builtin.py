@@ -334,7 +334,7 @@ class _Session:
             words = await self._engine._run(self._decoder.final, audio, committed, language)
             seconds = time.perf_counter() - began
         utterance.decode_seconds += seconds
-        for event in self._close_utterance(words, end, speech_end):
+        for event in self._close_utterance(words, end, speech_end, seconds):
             yield event
 
     async def _cut_long_utterance(self) -> AsyncIterator[EngineEvent]:
@@ -349,17 +349,21 @@ class _Session:
             return
         audio = self._slice(utterance.start, self._position)
         language = await self._language_of(utterance)
+        began = time.perf_counter()
         split = await self._engine._run(self._decoder.split, audio, list(utterance.agreement.committed), language)
+        seconds = time.perf_counter() - began
+        utterance.decode_seconds += seconds
         if split is None:
             utterance.next_cut = self._position + int(self._settings.cut_retry_seconds * SAMPLE_RATE)
             return
         cut = utterance.start + int(split.seconds * SAMPLE_RATE)
-        events = self._close_utterance(split.words, cut, cut)
+        events = self._close_utterance(split.words, cut, cut, seconds)
         self._open_utterance(cut, cut)
         for event in events:
             yield event
 
-    def _close_utterance(self, words: list[str], end: int, speech_end: int) -> list[EngineEvent]:
+    def _close_utterance(self, words: list[str], end: int, speech_end: int, seconds: float) -> list[EngineEvent]:
+        """End the open utterance with its final ``words`` (decoded in ``seconds``)."""
         utterance = self._utterance
         assert utterance is not None
         self._utterance = None
@@ -373,6 +377,7 @@ class _Session:
             audio_seconds=(end - utterance.start) / SAMPLE_RATE,
             decode_seconds=utterance.decode_seconds,
             partial_decodes=utterance.partials,
+            final_decode_seconds=seconds,
         )
         speech_end = max(utterance.speech_start, speech_end)
         language = utterance.language or self._decoder.language

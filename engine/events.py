@@ -51,6 +51,7 @@ class UtteranceStats:
     audio_seconds: float
     decode_seconds: float | None  # None: the engine cannot tell (vLLM, remote servers)
     partial_decodes: int
+    final_decode_seconds: float | None = None  # the one decode of the whole utterance that gave the final
     prompt_tokens: int = 0
     completion_tokens: int = 0
 

@@ -42,6 +42,7 @@ from voxdesk.app.listening.capture import AudioLevel, CaptureState, CaptureStatu
 from voxdesk.app.listening.controller import Controller
 from voxdesk.app.listening.events import (
     ControllerEvent,
+    EngineSpeed,
     EngineState,
     EngineStatus,
     ListeningChanged,
@@ -135,6 +136,11 @@ class MainWindow(QMainWindow):
         self.problem_banner.setWordWrap(True)
         self.problem_banner.setStyleSheet("QLabel { background: #fde2e1; color: #5c1a16; padding: 6px; }")
         self.problem_banner.hide()
+        self.speed_banner = QLabel()
+        self.speed_banner.setAccessibleName("Engine speed")
+        self.speed_banner.setWordWrap(True)
+        self.speed_banner.setStyleSheet("QLabel { background: #fff4ce; color: #4d3900; padding: 6px; }")
+        self.speed_banner.hide()
 
         self.transcript_view = TranscriptView()
         self.utterance_list = UtteranceList()
@@ -157,6 +163,7 @@ class MainWindow(QMainWindow):
         layout = QVBoxLayout(central)
         layout.addLayout(top)
         layout.addWidget(self.problem_banner)
+        layout.addWidget(self.speed_banner)
         layout.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.setAcceptDrops(True)
@@ -280,6 +287,9 @@ class MainWindow(QMainWindow):
             self._show_capture(event)
         elif isinstance(event, Problem):
             self.show_problem(event.message)
+        elif isinstance(event, EngineSpeed):
+            self.speed_banner.setText(event.message)
+            self.speed_banner.setVisible(event.too_slow)
 
     def show_problem(self, message: str) -> None:
         """Show a problem in plain words; it stays until the next one or a good outcome."""
@@ -302,6 +312,8 @@ class MainWindow(QMainWindow):
         self.engine_status.setText(f"{status.engine}: {words}{detail}")
         self.engine_status.setToolTip(status.detail)
         loading = status.state == EngineState.LOADING
+        if loading:
+            self.speed_banner.hide()  # a new engine gets measured afresh
         self.engine_progress.setVisible(loading)
         if loading and status.progress is not None:
             self.engine_progress.setValue(round(status.progress * 100))

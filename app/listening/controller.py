@@ -16,12 +16,15 @@ from voxdesk.app.listening.capture import AudioCapture, AudioLevel, CaptureState
 from voxdesk.app.listening.engine_choice import build_engine, describe_engine
 from voxdesk.app.listening.events import (
     ControllerEvent,
+    EngineSpeed,
     EngineState,
     EngineStatus,
     ListeningChanged,
     Problem,
+    UtteranceFinal,
 )
 from voxdesk.app.listening.session import ListeningSession
+from voxdesk.app.listening.speed import FINAL_LATENCY_LIMIT, SpeedWatch
 from voxdesk.app.listening.transcript import Transcript
 from voxdesk.app.settings import EngineSettings, Settings
 from voxdesk.engine.errors import EngineUnavailable
@@ -47,6 +50,7 @@ class Controller:
         *,
         engine_factory: EngineFactory = build_engine,
         capture_factory: CaptureFactory = AudioCapture,
+        final_latency_limit: float = FINAL_LATENCY_LIMIT,
     ) -> None:
         self.settings = settings
         self.transcript = Transcript()
@@ -61,6 +65,8 @@ class Controller:
         self._hold_to_talk = False
         self._listen_when_ready = False
         self._tasks: set[asyncio.Task[Any]] = set()  # strong references: the loop keeps only weak ones
+        self._final_latency_limit = final_latency_limit
+        self._speed = SpeedWatch(final_latency_limit)
 
     # -- listeners -------------------------------------------------------------------------
 
@@ -74,6 +80,8 @@ class Controller:
         self._emit(event)
 
     def _emit(self, event: ControllerEvent) -> None:
+        if isinstance(event, UtteranceFinal):
+            self._watch_speed(event)
         for listener in list(self._listeners):
             try:
                 listener(event)
@@ -89,6 +97,15 @@ class Controller:
     @property
     def engine_status(self) -> EngineStatus:
         return self._status
+
+    def _watch_speed(self, final: UtteranceFinal) -> None:
+        """Tell listeners when the engine's model stops (or starts again) keeping up."""
+        latency = final.utterance.final_latency
+        if final.stats is None or latency is None:
+            return
+        if (verdict := self._speed.add(latency, final.stats)) is not None:
+            message = verdict.message(describe_engine(self.settings.engine))
+            self._emit(EngineSpeed(verdict.too_slow, message, verdict.real_time_factor))
 
     def _set_status(self, state: EngineState, detail: str = "", progress: float | None = None) -> None:
         self._status = EngineStatus(state, describe_engine(self.settings.engine), detail, progress)
@@ -117,16 +134,24 @@ class Controller:
 
     async def _load(self) -> bool:
         engine = self._engine_factory(self.settings.engine)
+        self._speed = SpeedWatch(self._final_latency_limit)
         self._set_status(EngineState.LOADING, "starting", 0.0)
+        steps: list[str] = []
+
+        def loading(step: str, done: float) -> None:
+            steps.append(step)
+            self._set_status(EngineState.LOADING, step, done)
+
         try:
-            await engine.load(progress=lambda step, done: self._set_status(EngineState.LOADING, step, done))
+            await engine.load(progress=loading)
         except EngineUnavailable as exc:
             return await self._load_failed(engine, str(exc))
         except Exception as exc:
             logger.exception("engine failed to load")
             return await self._load_failed(engine, f"the speech engine could not start: {exc}")
         self._engine = engine
-        self._set_status(EngineState.READY, "connected" if self.settings.engine.kind == EngineKind.REMOTE else "ready")
+        ready = steps[-1].removeprefix("ready: ") if steps and steps[-1].startswith("ready: ") else "ready"
+        self._set_status(EngineState.READY, "connected" if self.settings.engine.kind == EngineKind.REMOTE else ready)
         if self._listen_when_ready:
             self._listen_when_ready = False
             self.start_listening(self._hold_to_talk)

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 from voxdesk.app.listening.capture import AudioLevel, CaptureStatus
 from voxdesk.app.listening.transcript import Utterance
+from voxdesk.engine.events import UtteranceStats
 
 __all__ = [
     "ControllerEvent",
+    "EngineSpeed",
     "EngineState",
     "EngineStatus",
     "ListeningChanged",
@@ -50,9 +52,19 @@ class TranscriptChanged:
 
 @dataclass(frozen=True)
 class UtteranceFinal:
-    """An utterance got its final text and latencies; a copy."""
+    """An utterance got its final text and latencies; a copy, and what decoding it took."""
 
     utterance: Utterance
+    stats: UtteranceStats | None = None
+
+
+@dataclass(frozen=True)
+class EngineSpeed:
+    """The engine's model became too slow for this machine, or fast enough again."""
+
+    too_slow: bool
+    message: str
+    real_time_factor: float
 
 
 @dataclass(frozen=True)
@@ -63,5 +75,12 @@ class Problem:
 
 
 ControllerEvent = (
-    EngineStatus | ListeningChanged | TranscriptChanged | UtteranceFinal | Problem | AudioLevel | CaptureStatus
+    EngineStatus
+    | EngineSpeed
+    | ListeningChanged
+    | TranscriptChanged
+    | UtteranceFinal
+    | Problem
+    | AudioLevel
+    | CaptureStatus
 )

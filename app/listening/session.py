@@ -197,7 +197,7 @@ class ListeningSession:
         utterance.first_partial_latency = first_at - self._clock.delivered_at(start)
         utterance.final_latency = now - self._clock.delivered_at(end)
         self._emit(TranscriptChanged(_copy(utterance)))
-        self._emit(UtteranceFinal(_copy(utterance)))
+        self._emit(UtteranceFinal(_copy(utterance), done.stats))
 
 
 def _copy(utterance: Utterance) -> Utterance:

@@ -9,6 +9,7 @@ from pytestqt.qtbot import QtBot
 from voxdesk.app.listening.capture import AudioLevel, CaptureState, CaptureStatus
 from voxdesk.app.listening.controller import Controller
 from voxdesk.app.listening.events import (
+    EngineSpeed,
     EngineState,
     EngineStatus,
     ListeningChanged,
@@ -95,6 +96,18 @@ def test_engine_status_loading_progress_then_failure_in_plain_words(qtbot: QtBot
     assert window.problem_banner.isVisible() and "Local GPU mode needs vLLM" in window.problem_banner.text()
     controller.report(EngineStatus(EngineState.READY, "built-in CPU engine", "ready"))
     assert not window.problem_banner.isVisible()
+
+
+def test_a_model_too_slow_for_the_machine_is_shown_until_it_keeps_up_or_another_loads(qtbot: QtBot) -> None:
+    controller, window = make_window(qtbot)
+    slow = "built-in engine (Whisper small.en, device cpu) is too slow for this machine: real-time factor 1.30"
+    controller.report(EngineSpeed(True, slow, 1.3))
+    assert window.speed_banner.isVisible() and window.speed_banner.text() == slow
+    controller.report(EngineSpeed(False, "keeps up: real-time factor 0.40", 0.4))
+    assert not window.speed_banner.isVisible()
+    controller.report(EngineSpeed(True, slow, 1.3))
+    controller.report(EngineStatus(EngineState.LOADING, "built-in engine (Whisper base.en)", "starting", 0.0))
+    assert not window.speed_banner.isVisible()
 
 
 def test_reconnecting_remote_engine_is_shown(qtbot: QtBot) -> None:

@@ -19,6 +19,7 @@ from voxdesk.app.listening.capture import AudioLevel
 from voxdesk.app.listening.controller import Controller
 from voxdesk.app.listening.events import (
     ControllerEvent,
+    EngineSpeed,
     EngineState,
     EngineStatus,
     ListeningChanged,
@@ -183,6 +184,29 @@ def test_hold_to_talk_listens_while_held_and_finishes_the_utterance_on_release(
         assert controller.listening
         controller.hold_released()  # not started by holding: releasing does not stop it
         assert controller.listening
+        await controller.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_a_model_too_slow_for_the_limit_is_reported_with_its_real_time_factor(
+    virtual_mic: VirtualMic, speech: dict[str, Fixture]
+) -> None:
+    """A limit of 0 s makes tiny.en "too slow" on any machine; the real decode times are reported."""
+
+    async def scenario() -> None:
+        controller = Controller(Settings(), final_latency_limit=0.0)
+        events = Events(controller)
+        assert await controller.load_engine()
+        assert " int8" in controller.engine_status.detail or "float16" in controller.engine_status.detail
+        controller.start_listening()
+        for name in ("command00-slt", "command01-slt"):
+            await say(virtual_mic, events, speech[name])
+        assert not [e for e in events.seen if isinstance(e, EngineSpeed)]  # two utterances are not enough
+        await say(virtual_mic, events, speech["command02-slt"])
+        (speed,) = [e for e in events.seen if isinstance(e, EngineSpeed)]
+        assert speed.too_slow and 0.0 < speed.real_time_factor < 5.0
+        assert "is too slow for this machine" in speed.message and f"{speed.real_time_factor:.2f}" in speed.message
         await controller.aclose()
 
     asyncio.run(scenario())
