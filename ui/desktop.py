@@ -24,7 +24,9 @@ from voxdesk.app.listening.events import ControllerEvent, ListeningChanged, Prob
 from voxdesk.app.log import configure_logging, log_folder
 from voxdesk.app.resources import resource_path
 from voxdesk.app.settings import Settings, load_settings, save_settings
+from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.kinds import EngineKind
+from voxdesk.engine.whisper_catalog import model_choices
 from voxdesk.ui import smoke_test
 from voxdesk.ui.actions_panel import ActionsPanel
 from voxdesk.ui.desktop_services import QtClipboard, TrayNotifier
@@ -200,7 +202,12 @@ class Desktop:
         except MicrophoneUnavailable as exc:
             devices = []
             self.window.show_problem(str(exc))
-        dialog = SettingsDialog(self.controller.settings, devices, self.window.shortcut_note, self.window)
+        try:
+            models = model_choices()
+        except EngineUnavailable as exc:
+            models = []
+            self.window.show_problem(str(exc))
+        dialog = SettingsDialog(self.controller.settings, devices, self.window.shortcut_note, self.window, models)
         dialog.accepted.connect(lambda: self.window.spawn(self.apply_settings(dialog.settings())))
         dialog.open()
 

@@ -1,4 +1,4 @@
-"""The settings dialog: microphone, engine, server, silence length, shortcuts."""
+"""The settings dialog: microphone, engine (Whisper model, language, device), server, silence length, shortcuts."""
 
 from __future__ import annotations
 
@@ -9,16 +9,20 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QFileDialog,
     QFormLayout,
+    QHBoxLayout,
     QKeySequenceEdit,
     QLabel,
     QLineEdit,
+    QPushButton,
     QSpinBox,
     QWidget,
 )
 
 from voxdesk.app.settings import Settings
 from voxdesk.engine.kinds import EngineKind
+from voxdesk.engine.whisper_catalog import ModelChoice, language_codes
 
 ENGINE_LABELS = {
     EngineKind.BUILTIN: "Built-in CPU engine",
@@ -26,13 +30,23 @@ ENGINE_LABELS = {
     EngineKind.REMOTE: "Remote server (/v1/realtime)",
 }
 DEFAULT_DEVICE_LABEL = "System default"
+WHISPER_DEVICE_LABELS = {
+    "auto": "Automatic (NVIDIA GPU when there is one, else CPU)",
+    "cpu": "CPU",
+    "cuda": "NVIDIA GPU (CUDA)",
+}
 
 
 class SettingsDialog(QDialog):
     """Edits a copy of the settings; :meth:`settings` returns it after ``accept``."""
 
     def __init__(
-        self, settings: Settings, devices: list[str], shortcut_note: str = "", parent: QWidget | None = None
+        self,
+        settings: Settings,
+        devices: list[str],
+        shortcut_note: str = "",
+        parent: QWidget | None = None,
+        models: list[ModelChoice] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Voxdesk settings")
@@ -56,9 +70,11 @@ class SettingsDialog(QDialog):
         self.engine.setCurrentIndex(self.engine.findData(settings.engine.kind))
         form.addRow("&Engine", self.engine)
 
+        self._add_whisper_rows(form, settings, models or [])
+
         self.vllm_model = QLineEdit(settings.engine.vllm_model)
         self.vllm_model.setAccessibleName("vLLM model")
-        form.addRow("vLLM &model", self.vllm_model)
+        form.addRow("&vLLM model", self.vllm_model)
 
         self.server_url = QLineEdit(settings.engine.server_url)
         self.server_url.setAccessibleName("Server URL")
@@ -85,7 +101,7 @@ class SettingsDialog(QDialog):
 
         self.toggle_shortcut = QKeySequenceEdit(QKeySequence(settings.listening.toggle_shortcut))
         self.toggle_shortcut.setAccessibleName("Shortcut to start and stop listening")
-        form.addRow("Start/stop &shortcut", self.toggle_shortcut)
+        form.addRow("Start/stop shor&tcut", self.toggle_shortcut)
 
         self.hold_key = QKeySequenceEdit(QKeySequence(settings.listening.hold_to_talk_key))
         self.hold_key.setAccessibleName("Hold-to-talk key")
@@ -102,8 +118,54 @@ class SettingsDialog(QDialog):
         self.engine.currentIndexChanged.connect(self._enable_engine_fields)
         self._enable_engine_fields()
 
+    def _add_whisper_rows(self, form: QFormLayout, settings: Settings, models: list[ModelChoice]) -> None:
+        """The built-in engine's model (with size, languages, on disk or not), language and device."""
+        self.whisper_model = QComboBox()
+        self.whisper_model.setAccessibleName("Whisper model")
+        for choice in models:
+            self.whisper_model.addItem(choice.label, choice.name)
+        self._select_model(settings.engine.whisper_model or "tiny.en")
+        self.whisper_folder = QPushButton("Folder…")
+        self.whisper_folder.setAccessibleName("Choose a Whisper model folder")
+        self.whisper_folder.clicked.connect(self._choose_model_folder)
+        row = QHBoxLayout()
+        row.addWidget(self.whisper_model, 1)
+        row.addWidget(self.whisper_folder)
+        form.addRow("&Whisper model", row)
+        buddy = form.labelForField(row)
+        if isinstance(buddy, QLabel):
+            buddy.setBuddy(self.whisper_model)
+
+        self.language = QComboBox()
+        self.language.setAccessibleName("Language")
+        self.language.addItem("Detect for each utterance (auto)", "auto")
+        for code in language_codes():
+            self.language.addItem(code, code)
+        self.language.setCurrentIndex(max(0, self.language.findData(settings.engine.language)))
+        form.addRow("&Language", self.language)
+
+        self.whisper_device = QComboBox()
+        self.whisper_device.setAccessibleName("Device for the built-in engine")
+        for device, label in WHISPER_DEVICE_LABELS.items():
+            self.whisper_device.addItem(label, device)
+        self.whisper_device.setCurrentIndex(max(0, self.whisper_device.findData(settings.engine.device)))
+        form.addRow("&Device", self.whisper_device)
+
+    def _select_model(self, name: str) -> None:
+        if self.whisper_model.findData(name) < 0:
+            self.whisper_model.addItem(name, name)  # a folder or a hub repository id
+        self.whisper_model.setCurrentIndex(self.whisper_model.findData(name))
+
+    def _choose_model_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "CTranslate2 Whisper model folder")
+        if folder:
+            self._select_model(folder)
+
     def _enable_engine_fields(self) -> None:
         kind = self.engine.currentData()
+        builtin: list[QWidget] = [self.whisper_model, self.whisper_folder, self.language, self.whisper_device]
+        for widget in builtin:
+            widget.setEnabled(kind == EngineKind.BUILTIN)
         self.vllm_model.setEnabled(kind == EngineKind.VLLM)
         for field in (self.server_url, self.server_model, self.api_key):
             field.setEnabled(kind == EngineKind.REMOTE)
@@ -113,6 +175,9 @@ class SettingsDialog(QDialog):
         result = copy.deepcopy(self._settings)
         result.audio.device = self.device.currentData()
         result.engine.kind = EngineKind(self.engine.currentData())
+        result.engine.whisper_model = self.whisper_model.currentData()
+        result.engine.language = self.language.currentData()
+        result.engine.device = self.whisper_device.currentData()
         result.engine.vllm_model = self.vllm_model.text().strip()
         result.engine.server_url = self.server_url.text().strip()
         result.engine.server_model = self.server_model.text().strip()

@@ -13,6 +13,7 @@ from tqdm import tqdm
 from tests.hub_server import serve_model
 from tests.random_whisper import random_whisper
 from voxdesk.engine.errors import EngineUnavailable
+from voxdesk.engine.whisper_catalog import model_choices
 from voxdesk.engine.whisper_download import download_model
 
 REPO = "Systran/faster-whisper-base.en"
@@ -103,3 +104,17 @@ def test_a_full_disk_is_one_line(hub_cache: Path, monkeypatch: pytest.MonkeyPatc
             download_model("base.en")
     assert str(failed.value).startswith("Whisper model 'base.en': the disk is full")
     assert len(str(failed.value).splitlines()) == 1
+
+
+def test_the_model_choices_say_what_is_on_disk(hub_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = {choice.name: choice for choice in model_choices()}
+    assert before["tiny.en"].downloaded and before["tiny.en"].label.endswith("bundled")
+    assert not before["base.en"].downloaded and before["base.en"].label.endswith("download on first use")
+    assert before["large-v3"].label == "large-v3 — 3.1 GB, multilingual, download on first use"
+    assert not before["distil-large-v3"].multilingual and before["small"].multilingual
+    folder = random_whisper("base.en")
+    with serve_model(REPO, folder) as (url, _):
+        _endpoint(monkeypatch, url)
+        download_model("base.en")
+    after = {choice.name: choice for choice in model_choices()}
+    assert after["base.en"].downloaded and after["base.en"].size >= (folder / "model.bin").stat().st_size

@@ -6,6 +6,7 @@ from PySide6.QtGui import QKeySequence
 from pytestqt.qtbot import QtBot
 
 from voxdesk.app.settings import Settings
+from voxdesk.engine.whisper_catalog import ModelChoice
 from voxdesk.ui.settings_dialog import SettingsDialog
 
 
@@ -39,3 +40,29 @@ def test_edits_come_back_and_the_original_is_untouched(qtbot: QtBot) -> None:
     assert original.engine.kind == "builtin" and original.audio.device == "Gone Mic"
     for field in (dialog.device, dialog.engine, dialog.server_url, dialog.api_key, dialog.silence, dialog.hold_key):
         assert field.accessibleName()
+
+
+def test_the_built_in_engine_model_language_and_device_are_chosen_here(qtbot: QtBot) -> None:
+    original = Settings()
+    original.engine.whisper_model = "/models/my-whisper"
+    models = [
+        ModelChoice("tiny.en", 75_000_000, multilingual=False, downloaded=True),
+        ModelChoice("small", 488_000_000, multilingual=True, downloaded=False),
+    ]
+    dialog = SettingsDialog(original, [], models=models)
+    qtbot.addWidget(dialog)
+    labels = [dialog.whisper_model.itemText(index) for index in range(dialog.whisper_model.count())]
+    assert labels[:2] == [
+        "tiny.en — 75 MB, English only, bundled",
+        "small — 488 MB, multilingual, download on first use",
+    ]
+    assert dialog.whisper_model.currentText() == "/models/my-whisper"  # a folder stays chosen
+    assert dialog.language.currentData() == "auto" and dialog.language.findData("de") > 0
+    dialog.whisper_model.setCurrentIndex(dialog.whisper_model.findData("small"))
+    dialog.language.setCurrentIndex(dialog.language.findData("de"))
+    dialog.whisper_device.setCurrentIndex(dialog.whisper_device.findData("cuda"))
+    edited = dialog.settings().engine
+    assert (edited.whisper_model, edited.language, edited.device) == ("small", "de", "cuda")
+    dialog.engine.setCurrentIndex(dialog.engine.findData("remote"))
+    assert not dialog.whisper_model.isEnabled() and not dialog.language.isEnabled()
+    assert not dialog.whisper_device.isEnabled()
