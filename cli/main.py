@@ -105,7 +105,8 @@ def _add_whisper_arguments(parser: argparse.ArgumentParser) -> None:
         "--whisper-model",
         default=BUNDLED_MODEL,
         metavar="MODEL",
-        help="tiny.en (bundled, the default), a CTranslate2 Whisper model folder, or a model already in the hub cache",
+        help="tiny.en (bundled, the default), a faster-whisper model name (base.en, small, large-v3, ...) or hub "
+        "repository id, downloaded once into the hub cache, or a CTranslate2 Whisper model folder",
     )
     group.add_argument(
         "--device", dest="whisper_device", choices=DEVICES, default="auto", help="where Whisper runs (default: auto)"

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-__all__ = ["COMMIT", "HubRecord", "serve_model"]
+import pytest
+
+__all__ = ["COMMIT", "HubRecord", "empty_hub_cache", "serve_model", "use_hub"]
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -116,3 +118,22 @@ def serve_model(
     finally:
         server.shutdown()
         server.server_close()
+
+
+def empty_hub_cache(monkeypatch: pytest.MonkeyPatch, cache: Path) -> Path:
+    """Make huggingface_hub, in this process, use the empty cache ``cache``, online and without Xet
+    (the loopback hub speaks plain HTTP)."""
+    import huggingface_hub.constants as constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
+    return cache
+
+
+def use_hub(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    """Point huggingface_hub, in this process, at the hub served on ``url``."""
+    import huggingface_hub.constants as constants
+
+    monkeypatch.setattr(constants, "ENDPOINT", url)
+    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", url + "/{repo_id}/resolve/{revision}/{filename}")

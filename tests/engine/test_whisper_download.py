@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tqdm import tqdm
 
-from tests.hub_server import serve_model
+from tests.hub_server import empty_hub_cache, serve_model, use_hub
 from tests.random_whisper import random_whisper
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.whisper_catalog import model_choices
@@ -23,21 +23,7 @@ CUT = 25_000_000
 
 @pytest.fixture
 def hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty hub cache, online, without Xet (the loopback hub speaks plain HTTP)."""
-    import huggingface_hub.constants as constants
-
-    cache = tmp_path / "hub"
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
-    return cache
-
-
-def _endpoint(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
-    import huggingface_hub.constants as constants
-
-    monkeypatch.setattr(constants, "ENDPOINT", url)
-    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", url + "/{repo_id}/resolve/{revision}/{filename}")
+    return empty_hub_cache(monkeypatch, tmp_path / "hub")
 
 
 def _resumed_at(gets: list[tuple[str, str]]) -> list[int]:
@@ -51,7 +37,7 @@ def test_progress_is_reported_and_a_cut_connection_resumes_where_it_stopped(
     folder = random_whisper("base.en")
     reports: list[tuple[str, float]] = []
     with serve_model(REPO, folder, cut_after=CUT) as (url, record):
-        _endpoint(monkeypatch, url)
+        use_hub(monkeypatch, url)
         snapshot = download_model("base.en", lambda line, done: reports.append((line, done)))
     assert record.cut_done
     resumed_at = _resumed_at(record.gets)
@@ -71,7 +57,7 @@ def test_a_network_gone_for_good_is_one_line_and_the_next_download_fetches_only_
     within its retries; once it gives up, the unfinished file's bytes are dropped, not kept."""
     folder = random_whisper("base.en")
     with serve_model(REPO, folder, cut_after=CUT, down_after_cut=True) as (url, record):
-        _endpoint(monkeypatch, url)
+        use_hub(monkeypatch, url)
         with pytest.raises(EngineUnavailable) as failed:
             download_model("base.en")
         assert len(str(failed.value).splitlines()) == 1
@@ -99,7 +85,7 @@ def test_a_full_disk_is_one_line(hub_cache: Path, monkeypatch: pytest.MonkeyPatc
     blobs.mkdir(parents=True)
     (blobs / f"{digest}.00000000.incomplete").symlink_to("/dev/full")
     with serve_model(REPO, folder) as (url, _):
-        _endpoint(monkeypatch, url)
+        use_hub(monkeypatch, url)
         with pytest.raises(EngineUnavailable) as failed:
             download_model("base.en")
     assert str(failed.value).startswith("Whisper model 'base.en': the disk is full")
@@ -114,7 +100,7 @@ def test_the_model_choices_say_what_is_on_disk(hub_cache: Path, monkeypatch: pyt
     assert not before["distil-large-v3"].multilingual and before["small"].multilingual
     folder = random_whisper("base.en")
     with serve_model(REPO, folder) as (url, _):
-        _endpoint(monkeypatch, url)
+        use_hub(monkeypatch, url)
         download_model("base.en")
     after = {choice.name: choice for choice in model_choices()}
     assert after["base.en"].downloaded and after["base.en"].size >= (folder / "model.bin").stat().st_size
