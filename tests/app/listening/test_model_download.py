@@ -41,7 +41,7 @@ def test_the_engine_status_shows_the_download_then_the_model_runs_offline(
         assert asyncio.run(load())
     downloading = [s for s in statuses if s.state == EngineState.LOADING and "downloading" in s.detail]
     assert downloading and downloading[-1].detail.startswith("downloading Whisper base.en: 100% of ")
-    progress = [s.progress for s in downloading]
+    progress = [s.progress or 0.0 for s in downloading]
     assert progress == sorted(progress) and progress[-1] == pytest.approx(1.0)
     assert statuses[-1].state == EngineState.READY and "Whisper base.en" in statuses[-1].detail
 
