@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import fixture_path
 from tests.desktop_rig import VirtualMic
+from tests.random_whisper import random_whisper
 from tests.recognition import assert_heard_in, assert_recognized
 from tests.serve_process import start_serve
 from tests.speech_fixtures import Fixture
@@ -29,6 +30,7 @@ from voxdesk.app.listening.events import (
 from voxdesk.app.settings import EngineSettings, Settings
 from voxdesk.app.textnorm import normalize_text
 from voxdesk.engine import EngineKind
+from voxdesk.engine.whisper_catalog import language_codes
 
 SPEECH_TIMEOUT = 30.0
 
@@ -208,5 +210,25 @@ def test_a_model_too_slow_for_the_limit_is_reported_with_its_real_time_factor(
         assert speed.too_slow and 0.0 < speed.real_time_factor < 5.0
         assert "is too slow for this machine" in speed.message and f"{speed.real_time_factor:.2f}" in speed.message
         await controller.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_the_multilingual_random_model_detects_a_language_for_each_utterance_from_the_microphone(
+    virtual_mic: VirtualMic, speech: dict[str, Fixture]
+) -> None:
+    """Its words are meaningless; the detected language, one of the model's codes, is what is checked."""
+    settings = Settings()
+    settings.engine.whisper_model = str(random_whisper("tiny"))
+
+    async def scenario() -> None:
+        controller = Controller(settings)
+        events = Events(controller)
+        assert await controller.load_engine()
+        controller.start_listening()
+        mic_text = await say(virtual_mic, events, speech["command01-slt"])
+        await controller.aclose()
+        (final,) = [e.utterance for e in events.seen if isinstance(e, UtteranceFinal)]
+        assert mic_text and final.language in language_codes()
 
     asyncio.run(scenario())
