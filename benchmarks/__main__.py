@@ -32,7 +32,7 @@ from voxdesk.app.files.pacing import paced_chunks
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import percentile
 from voxdesk.app.textnorm import normalize_text
-from voxdesk.engine.builtin import BuiltinEngine
+from voxdesk.engine.builtin import BuiltinEngine, BuiltinSettings
 from voxdesk.engine.clock import DeliveryClock
 from voxdesk.engine.events import EngineEvent, ProvisionalText, TextDelta, UtteranceDone
 
@@ -52,7 +52,12 @@ class FileResult:
     final_s: list[float] = field(default_factory=list)
 
 
-async def measure(engine: BuiltinEngine, fixture: Fixture, realtime: bool) -> FileResult:
+BEFORE_ISSUE_15 = BuiltinSettings(first_partial_delay=0.2, first_text_interval=0.5, end_at_finished_sentence=False)
+"""The built-in engine's scheduling before issue 15: first partial after 0.2 s of speech, then
+every 0.5 s, and the configured 0.6 s of silence always."""
+
+
+async def measure(engine: BuiltinEngine, fixture: Fixture, realtime: bool, variant: str = "") -> FileResult:
     """Stream one fixture; return its text, latencies against the true bounds, and costs."""
     audio = read_audio(speech_fixtures.DEFAULT_DIR / fixture.path)
     clock = DeliveryClock()
@@ -63,7 +68,7 @@ async def measure(engine: BuiltinEngine, fixture: Fixture, realtime: bool) -> Fi
     finals = [e for _, e in timeline if isinstance(e, UtteranceDone) and e.text]
     result = FileResult(
         name=fixture.name,
-        group=f"{fixture.kind}/{fixture.voice}",
+        group=f"{variant}{fixture.kind}/{fixture.voice}",
         audio_s=fixture.duration,
         cpu_s=time.process_time() - cpu,
         decode_s=sum(f.stats.decode_seconds or 0.0 for f in finals),
@@ -130,6 +135,9 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--fast", action="store_true", help="feed audio as fast as possible (latency meaningless)")
     parser.add_argument("--only", default="", help="run only fixtures whose name contains this text")
     parser.add_argument("--json", type=Path, help="also write every per-file result to this file")
+    parser.add_argument(
+        "--compare", action="store_true", help="also run the scheduling from before issue 15, file by file alternated"
+    )
     args = parser.parse_args(argv)
     fixtures = [f for f in speech_fixtures.build() if args.only in f.name]
     engine = BuiltinEngine()
@@ -137,11 +145,17 @@ async def main(argv: list[str]) -> int:
     await engine.load()
     load_s = time.perf_counter() - began
     rss_after_load = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    engines = {"": engine}
+    if args.compare:
+        engines = {"now ": engine, "before ": BuiltinEngine(BEFORE_ISSUE_15)}
+        await engines["before "].load()
     results = []
     for fixture in fixtures:
-        results.append(await measure(engine, fixture, realtime=not args.fast))
-        print(f"{fixture.name:18s} {results[-1].text:.90}", file=sys.stderr)
-    await engine.aclose()
+        for variant, each in engines.items():
+            results.append(await measure(each, fixture, not args.fast, variant))
+            print(f"{variant}{fixture.name:18s} {results[-1].text:.90}", file=sys.stderr)
+    for each in engines.values():
+        await each.aclose()
     rows = summarize(results)
     print(
         f"\nbuilt-in engine (Whisper tiny.en int8, beam {engine.settings.decoder.final_beam} finals), "

@@ -5,7 +5,10 @@ While speech goes on, the utterance's audio is re-decoded greedily about every
 (:mod:`voxdesk.engine.agreement`), the rest is provisional. When the VAD hears ``silence_seconds`` of
 silence the utterance gets a beam-search final decode that continues the committed words;
 that decode starts speculatively after ``early_final_silence`` and is used when the pause
-turns out to be the end of speech, which takes its cost off the final latency.
+turns out to be the end of speech, which takes its cost off the final latency. When that
+speculative final ends like a finished sentence (``.``, ``?`` or ``!`` after a word that does
+not leave the sentence hanging, such as "the" or "and") and the speaker is still silent when
+it is ready, the pause ends the utterance there and then instead of after ``silence_seconds``.
 Utterances longer than ``max_utterance_seconds`` are cut at a Whisper segment boundary.
 """
 
@@ -38,10 +41,28 @@ from voxdesk.engine.vad import Endpointer, EndpointSettings, SileroVad, SpeechEn
 from voxdesk.engine.whisper_decoder import DecoderSettings, WhisperDecoder
 from voxdesk.engine.whisper_models import resolve_model
 
-__all__ = ["BuiltinEngine", "BuiltinSettings"]
+__all__ = ["BuiltinEngine", "BuiltinSettings", "ends_a_sentence"]
 
 _T = TypeVar("_T")
 logger = logging.getLogger(__name__)
+
+_SENTENCE_ENDS = (".", "?", "!")
+# fmt: off
+_HANGING_WORDS = frozenset({
+    "a", "an", "the", "and", "or", "but", "so", "of", "to", "for", "with", "from", "in", "on", "at",
+    "by", "into", "about", "my", "your", "our", "their", "his", "her", "its", "is", "are", "was",
+    "were", "be", "this", "that", "these", "those", "if", "because", "than", "then", "when", "while",
+})
+# fmt: on
+"""Words after which a full stop more likely marks a pause for thought than the end of a sentence."""
+
+
+def ends_a_sentence(words: list[str]) -> bool:
+    """Whether text ends like a finished sentence: a final stop, question or exclamation mark
+    after a word that does not leave it hanging."""
+    if not words or not words[-1].endswith(_SENTENCE_ENDS):
+        return False
+    return words[-1].rstrip(".?!").lower() not in _HANGING_WORDS
 
 
 @dataclass(frozen=True)
@@ -52,8 +73,10 @@ class BuiltinSettings:
     decoder: DecoderSettings = field(default_factory=DecoderSettings)
     partial_interval: float = 0.5
     partial_headroom: float = 2.0  # the next partial waits at least this many times the last one's decode
-    first_partial_delay: float = 0.2
+    first_partial_delay: float = 0.1  # speech heard before the first partial is decoded
+    first_text_interval: float = 0.1  # partial cadence until the utterance has shown text
     early_final_silence: float = 0.3  # pause after which the final decode starts, speculatively
+    end_at_finished_sentence: bool = True  # a speculative final that ends a sentence ends the utterance
     holdback_words: int = 2
     pre_roll_seconds: float = 0.3
     post_roll_seconds: float = 0.2
@@ -120,6 +143,7 @@ class _Utterance:
     partials: int = 0
     decode_seconds: float = 0.0
     last_partial_seconds: float = 0.0  # decode time of its latest partial
+    shown_text: bool = False  # whether a partial has given it words yet
     language: str | None = None  # detected from its first second of speech ("auto", multilingual model)
 
 
@@ -155,7 +179,8 @@ class _Session:
         self._utterance: _Utterance | None = None
         self._partial: asyncio.Future[_Partial] | None = None
         self._early: asyncio.Future[_EarlyFinal] | None = None
-        self._early_for: tuple[_Utterance, int] | None = None
+        self._early_for: tuple[_Utterance, int, int] | None = None  # utterance, speech end, words committed
+        self._early_judged: asyncio.Future[_EarlyFinal] | None = None
 
     @property
     def _position(self) -> int:
@@ -166,7 +191,11 @@ class _Session:
         next_chunk: asyncio.Future[np.ndarray] = asyncio.ensure_future(anext(chunks))
         try:
             while True:
+                async for event in self._end_at_finished_sentence():
+                    yield event
                 waiting: set[asyncio.Future[Any]] = {next_chunk} | ({self._partial} if self._partial else set())
+                if self._early is not None and not self._early.done():
+                    waiting.add(self._early)
                 done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 if self._partial in done:
                     for event in self._take_partial(self._partial.result()):
@@ -193,6 +222,27 @@ class _Session:
             )
         finally:
             next_chunk.cancel()
+
+    async def _end_at_finished_sentence(self) -> AsyncIterator[EngineEvent]:
+        """End the utterance now when the speculative final just decoded ends a sentence and
+        the speaker has stayed silent since it started."""
+        early, utterance = self._early, self._utterance
+        if early is None or not early.done() or early is self._early_judged or utterance is None:
+            return
+        self._early_judged = early
+        result = early.result()
+        if not (
+            self._settings.end_at_finished_sentence
+            and result.utterance is utterance
+            and result.committed == len(utterance.agreement.committed)
+            and self._endpointer.in_speech
+            and self._endpointer.last_voiced_end == result.speech_end
+            and ends_a_sentence(utterance.agreement.committed + result.words)
+        ):
+            return
+        point = self._endpointer.end_speech()
+        async for event in self._finish(self._speech_audio_end(point.sample), point.sample):
+            yield event
 
     async def _consume(self, chunk: np.ndarray) -> AsyncIterator[EngineEvent]:
         """Add a chunk; start, cut and finish utterances at the points it makes."""
@@ -243,7 +293,8 @@ class _Session:
             return
         silence = self._endpointer.trailing_silence_seconds
         if silence >= self._settings.early_final_silence:
-            key = (utterance, self._endpointer.last_voiced_end)
+            # Once per pause, and again should a partial that was still running commit more words.
+            key = (utterance, self._endpointer.last_voiced_end, len(utterance.agreement.committed))
             if self._early_for != key and (self._early is None or self._early.done()):  # never two queued
                 self._early_for = key
                 self._early = asyncio.ensure_future(self._decode_early_final(utterance, key[1]))
@@ -253,13 +304,16 @@ class _Session:
     def _partial_due(self, utterance: _Utterance, silence: float) -> bool:
         """Whether to start a partial now, at a cadence the decoder keeps up with.
 
+        Until the utterance has shown words, partials come every ``first_text_interval``
+        (the first after ``first_partial_delay`` of speech), then every ``partial_interval``.
         A slow model stretches the interval to ``partial_headroom`` times its last partial's
         decode time, so partials never queue behind the microphone; during a pause, a partial
         that would still run when the early final is due is skipped (the final supersedes it).
         """
         settings = self._settings
         expected = utterance.last_partial_seconds
-        interval = max(settings.partial_interval, settings.partial_headroom * expected)
+        cadence = settings.partial_interval if utterance.shown_text else settings.first_text_interval
+        interval = max(cadence, settings.partial_headroom * expected)
         if utterance.since_partial < interval * SAMPLE_RATE:
             return False
         return silence == 0.0 or silence + expected < settings.early_final_silence
@@ -298,6 +352,7 @@ class _Session:
         if partial.utterance is not self._utterance:
             return []  # that utterance was finished while the partial ran
         words, audio_time = partial.words, partial.audio_time
+        partial.utterance.shown_text = partial.utterance.shown_text or bool(words)
         agreement = partial.utterance.agreement
         before = list(agreement.committed)
         newly, tail = agreement.update(words)

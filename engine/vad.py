@@ -133,6 +133,12 @@ class Endpointer:
         """Stream sample where the last voiced window of the current speech ended."""
         return self._last_voiced_end
 
+    def end_speech(self) -> SpeechEnded:
+        """End the current speech now, at its last voiced window: the caller judged the pause
+        so far to be its end. Voiced windows after this start new speech."""
+        self._in_speech, self._run = False, 0
+        return SpeechEnded(self._last_voiced_end)
+
     def process(self, probabilities: np.ndarray) -> list[SpeechStarted | SpeechEnded]:
         """Consume the next windows' probabilities; return the start and end points they make."""
         points: list[SpeechStarted | SpeechEnded] = []
