@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import logging
 import os
@@ -12,6 +13,7 @@ import sys
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -32,7 +34,7 @@ from voxdesk.engine import ENGINE_NAMES, EngineKind, StreamingEngine, create_eng
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings
 from voxdesk.engine.realtime.server import RealtimeServer, ServerConfig
-from voxdesk.engine.vllm_engine import VllmSettings
+from voxdesk.engine.vllm_engine import DESKTOP_MAX_NUM_SEQS, VllmSettings
 from voxdesk.engine.whisper_models import BUNDLED_MODEL, DEVICES
 
 __all__ = ["main"]
@@ -120,10 +122,20 @@ def _add_whisper_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_vllm_arguments(parser: argparse.ArgumentParser) -> None:
+def _add_vllm_arguments(parser: argparse.ArgumentParser, server: bool = False) -> None:
     group = parser.add_argument_group("vLLM engine (--engine vllm)")
     group.add_argument("--max-model-len", type=int, help="context length in tokens (bounds one session's audio)")
-    group.add_argument("--max-num-seqs", type=int, default=8, help="concurrent sessions (default: %(default)s)")
+    sessions = (
+        "vLLM's own for a server, as vllm serve: 128 on a CPU, 256 on most GPUs, 1024 on H100/H200-class ones"
+        if server
+        else f"{DESKTOP_MAX_NUM_SEQS}"
+    )
+    group.add_argument(
+        "--max-num-seqs",
+        type=int,
+        default=None if server else DESKTOP_MAX_NUM_SEQS,
+        help=f"concurrent sessions (default: {sessions}; the desktop's in-process engine uses {DESKTOP_MAX_NUM_SEQS})",
+    )
     group.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="(default: %(default)s)")
     group.add_argument("--tokenizer-mode", default="mistral", help="(default: %(default)s)")
     group.add_argument("--dtype", default="auto", help="(default: %(default)s)")
@@ -141,6 +153,7 @@ def _create_engine(args: argparse.Namespace) -> StreamingEngine:
         served_model_name=getattr(args, "served_model_name", None),
         max_model_len=args.max_model_len,
         max_num_seqs=args.max_num_seqs,
+        api_server=args.command == "serve",
         gpu_memory_utilization=args.gpu_memory_utilization,
         tokenizer_mode=args.tokenizer_mode,
         config_format="mistral" if mistral else "auto",
@@ -188,7 +201,17 @@ def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="listen beyond loopback without an API key (only on a trusted network)",
     )
     _add_whisper_arguments(serve)
-    _add_vllm_arguments(serve)
+    _add_vllm_arguments(serve, server=True)
+
+
+def _server_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop where it is installed (it comes with vLLM, whose server runs on it):
+    socket reads and writes, futures and callbacks in C. Else asyncio's own."""
+    try:
+        uvloop = importlib.import_module("uvloop")
+    except ImportError:
+        return None
+    return cast("Callable[[], asyncio.AbstractEventLoop]", uvloop.new_event_loop)
 
 
 async def _serve(args: argparse.Namespace) -> int:
@@ -313,7 +336,10 @@ def main(argv: list[str] | None = None, open_window: Callable[[argparse.Namespac
     try:
         if args.command == "models":
             return run_models(args)
-        return asyncio.run(_serve(args) if args.command == "serve" else _transcribe(args))
+        if args.command == "serve":
+            with asyncio.Runner(loop_factory=_server_loop_factory()) as runner:
+                return runner.run(_serve(args))
+        return asyncio.run(_transcribe(args))
     except (VoxdeskError, OSError) as exc:
         print(f"voxdesk: error: {exc}", file=sys.stderr)
         return 1

@@ -26,8 +26,12 @@ import numpy as np
 from voxdesk.engine.errors import AudioFormatError, EngineUnavailable
 from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode, TextDelta, UtteranceDone, UtteranceStats
 from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
+from voxdesk.engine.vllm_render import ChunkRenderer
 
-__all__ = ["VllmEngine", "VllmSettings"]
+__all__ = ["DESKTOP_MAX_NUM_SEQS", "VllmEngine", "VllmSettings"]
+
+DESKTOP_MAX_NUM_SEQS = 8
+"""Concurrent sessions of the desktop's in-process engine: one listener needs few."""
 
 _INSTALL_HINT = (
     "vLLM is not installed. On an NVIDIA GPU machine: pip install 'voxdesk[gpu]'; "
@@ -46,12 +50,17 @@ def _install_hint() -> str:
 
 @dataclass(frozen=True)
 class VllmSettings:
-    """Engine arguments, as ``vllm serve`` spells them."""
+    """Engine arguments, as ``vllm serve`` spells them.
+
+    ``max_num_seqs`` ``None`` leaves vLLM's own default; ``api_server`` picks the defaults
+    vLLM takes for ``vllm serve`` (usage context ``OPENAI_API_SERVER``) rather than an engine's.
+    """
 
     model: str = "mistralai/Voxtral-Mini-4B-Realtime-2602"
     served_model_name: str | None = None
     max_model_len: int | None = None
-    max_num_seqs: int = 8
+    max_num_seqs: int | None = DESKTOP_MAX_NUM_SEQS
+    api_server: bool = False
     gpu_memory_utilization: float = 0.9
     tokenizer_mode: str = "mistral"
     config_format: str = "mistral"
@@ -81,6 +90,7 @@ class VllmEngine:
         self.settings = settings or VllmSettings()
         self._llm: Any = None
         self._model_cls: Any = None
+        self._renderer: ChunkRenderer | None = None
         self._api: dict[str, Any] = {}
 
     @property
@@ -106,7 +116,7 @@ class VllmEngine:
         report(f"starting vLLM with {self.settings.model}", 0.2)
         try:
             # Construction blocks for tens of seconds; a thread keeps the caller's loop (a window) alive.
-            self._llm = await asyncio.to_thread(self._api["AsyncLLM"].from_engine_args, self._engine_args())
+            self._llm = await asyncio.to_thread(self._start_engine)
         except Exception as exc:  # vLLM raises many types; all mean "cannot start"
             raise EngineUnavailable(_explain_start_failure(self.settings.model, exc)) from exc
         report("checking the model supports realtime", 0.9)
@@ -117,6 +127,7 @@ class VllmEngine:
                 f"{self.settings.model} is not a realtime model in vLLM ({self._model_cls.__name__}); "
                 "use one such as mistralai/Voxtral-Mini-4B-Realtime-2602"
             )
+        self._renderer = ChunkRenderer(self._llm, self._api["parse_model_prompt"])
         report("ready", 1.0)
 
     def unfinished_requests(self) -> int:
@@ -148,8 +159,14 @@ class VllmEngine:
             ),
             "get_model_cls": _first_attribute("get_model_cls", ("vllm.model_executor.model_loader",)),
             "parse_model_prompt": _first_attribute("parse_model_prompt", ("vllm.renderers.inputs.preprocess",)),
+            "UsageContext": _first_attribute("UsageContext", ("vllm.usage.usage_lib",)),
         }
         return api
+
+    def _start_engine(self) -> Any:
+        usage = self._api["UsageContext"]
+        context = usage.OPENAI_API_SERVER if self.settings.api_server else usage.ENGINE_CONTEXT
+        return self._api["AsyncLLM"].from_engine_args(self._engine_args(), usage_context=context)
 
     def _engine_args(self) -> Any:
         settings = self.settings
@@ -225,10 +242,12 @@ class VllmEngine:
                 yield samples
 
         prompts = self._model_cls.buffer_realtime_audio(checked(), feedback, llm.model_config)
+        assert self._renderer is not None, "load() made it"
+        render, streaming_input = self._renderer.render, api["StreamingInput"]
         async for prompt in prompts:
-            parsed = api["parse_model_prompt"](llm.model_config, prompt)
-            [engine_input] = await llm.renderer.render_cmpl_async([parsed])
-            yield api["StreamingInput"](prompt=engine_input)
+            # Rendered here, not with render_cmpl_async: for one short chunk the hand-off to
+            # vLLM's thread pool and back (and the GIL ping-pong) costs more than the work.
+            yield streaming_input(prompt=render(prompt))
 
 
 @dataclass
