@@ -92,7 +92,8 @@ class Connection:
                 else:
                     self.protocol.receive_text(frame)
                 await self._dispatch()
-                await self.flush()
+                if self.protocol.has_data_to_send:  # an append (most frames) answers nothing
+                    await self.flush()
         except ConnectionClosed:
             pass
 

@@ -36,6 +36,7 @@ __all__ = [
     "TranscriptionDone",
     "TranscriptionProvisional",
     "Usage",
+    "delta_json",
     "parse_client_event",
     "parse_server_event",
 ]
@@ -77,7 +78,15 @@ class _Event:
 
     def to_json(self) -> str:
         """Compact JSON exactly as vLLM's ``model_dump_json()`` writes it."""
-        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False)
+        return _ENCODER.encode(self.to_dict())
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)  # built once, not per event
+
+
+def delta_json(text: str) -> str:
+    """``TranscriptionDelta(delta=text).to_json()``, without building the event (one per step)."""
+    return f'{{"type":"transcription.delta","delta":{_ENCODER.encode(text)}}}'
 
 
 def _plain(value: Any) -> Any:
@@ -134,6 +143,10 @@ class TranscriptionDelta(_Event):
 
     type: ClassVar[str] = "transcription.delta"
     delta: str
+
+    def to_json(self) -> str:
+        """The wire text (see :func:`delta_json`)."""
+        return delta_json(self.delta)
 
 
 @dataclass(frozen=True)

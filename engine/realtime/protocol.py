@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import importlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import cast
 
 import numpy as np
 
@@ -31,10 +34,10 @@ from voxdesk.engine.realtime.events import (
     ServerEvent,
     SessionCreated,
     SessionUpdate,
-    TranscriptionDelta,
     TranscriptionDone,
     TranscriptionProvisional,
     Usage,
+    delta_json,
     parse_client_event,
 )
 from voxdesk.engine.session import SAMPLE_RATE
@@ -86,6 +89,20 @@ class EndOfAudio:
 Action = StartGeneration | AudioReceived | EndOfAudio
 
 
+_PCM16_SCALE = np.float32(1 / 32768)
+
+
+def _load_b64decode() -> Callable[..., bytes]:
+    """pybase64's decoder where installed (vLLM's, several times faster), else the standard one."""
+    try:
+        return cast("Callable[..., bytes]", importlib.import_module("pybase64").b64decode)
+    except ImportError:
+        return base64.b64decode
+
+
+_b64decode = _load_b64decode()
+
+
 def decode_audio(data: str, max_samples: int) -> np.ndarray:
     """Base64 PCM16 little-endian mono to float32, vLLM's way (§3 step 3, §5).
 
@@ -94,12 +111,14 @@ def decode_audio(data: str, max_samples: int) -> np.ndarray:
             more than ``max_samples`` samples.
     """
     try:
-        raw = base64.b64decode(data, validate=False)
+        raw = _b64decode(data, validate=False)
     except (binascii.Error, ValueError):
         raise ProtocolError(StreamErrorCode.INVALID_AUDIO, "Invalid audio data") from None
     if not raw or len(raw) % 2 or len(raw) // 2 > max_samples:
         raise ProtocolError(StreamErrorCode.INVALID_AUDIO, "Invalid audio data")
-    return np.frombuffer(raw, dtype="<i2").astype(np.float32) / 32768.0
+    # One pass, one array; times 2**-15 is exactly vLLM's / 32768.0 in float32.
+    samples: np.ndarray = np.multiply(np.frombuffer(raw, dtype="<i2"), _PCM16_SCALE, dtype=np.float32)
+    return samples
 
 
 class ServerProtocol:
@@ -176,9 +195,14 @@ class ServerProtocol:
 
     # Output from the engine
 
+    @property
+    def has_data_to_send(self) -> bool:
+        """Whether :meth:`data_to_send` has anything."""
+        return bool(self._outgoing)
+
     def send_delta(self, text: str) -> None:
         """Queue a ``transcription.delta`` of the running generation."""
-        self._send(TranscriptionDelta(delta=text))
+        self._outgoing.append(delta_json(text))
 
     def send_provisional(self, text: str) -> None:
         """Queue a ``transcription.provisional`` if the client asked for them."""

@@ -45,6 +45,7 @@ class Transcription:
         self._feed = AudioFeed(max_engine_backlog)
         self._clock = DeliveryClock()
         self._fed_samples = 0
+        self._first_delta_pending = True
         self.running = True
         """Whether the engine session is still open (audio fed now is still transcribed)."""
         self.task = asyncio.create_task(self._run())
@@ -56,7 +57,8 @@ class Transcription:
             return  # the generation ended (engine failure, shutdown): its audio is moot
         self._metrics.audio_seconds.inc(len(samples) / SAMPLE_RATE)
         self._fed_samples += len(samples)
-        self._clock.record(self._fed_samples, time.perf_counter())
+        if self._first_delta_pending:  # the clock only times the first delta
+            self._clock.record(self._fed_samples, time.perf_counter())
 
     def end_audio(self) -> None:
         """No more audio: the engine finishes what it has."""
@@ -72,7 +74,7 @@ class Transcription:
     async def _run(self) -> None:
         """Run the engine session and report it as deltas and one ``done``."""
         protocol, clock = self._protocol, self._clock
-        text, usage, boundary, first_delta = "", Usage(), False, True
+        text, usage, boundary = "", Usage(), False
         self._metrics.sessions_active.inc()
         try:
             async for event in self._engine.stream(self._feed):
@@ -81,8 +83,8 @@ class Transcription:
                     boundary = False
                     text += piece
                     protocol.send_delta(piece)
-                    if first_delta and piece.strip():
-                        first_delta = False
+                    if self._first_delta_pending and piece.strip():
+                        self._first_delta_pending = False
                         self._metrics.first_delta_latency.observe(
                             time.perf_counter() - clock.delivered_at(event.audio_time)
                         )
