@@ -5,12 +5,15 @@ side in one run:
 
 - the per-chunk round trip (a 100 ms chunk in, the deltas it unlocks out), lock-step, of
   Voxdesk's in-process engine and of vLLM's own ``/v1/realtime`` server;
-- the largest number of concurrent sessions kept at real time in-process.
+- the largest number of concurrent sessions kept at real time in-process;
+- the capacity curve of :mod:`benchmarks.vllm_capacity`: ``voxdesk serve --engine vllm``
+  against vLLM's server, N = 4 to 32 paced sessions, alternated rounds.
 
 On an NVIDIA GPU with vllm and the real weights, run
 ``python -m benchmarks.vllm_engine --model mistralai/Voxtral-Mini-4B-Realtime-2602 --gpu``
-for first-delta latency, per-step latency, real-time factor and sessions held at real time
-(vLLM's server comparison is skipped there unless ``--with-server``).
+for first-delta latency, per-step latency, real-time factor, sessions held at real time and
+the capacity curve up to N = 512 (vLLM's server lock-step comparison is skipped there unless
+``--with-server``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from typing import Any
 import numpy as np
 from websockets.asyncio.client import connect
 
+from benchmarks.vllm_capacity import measure as measure_capacity
+from benchmarks.vllm_capacity import print_curve
 from tests.vllm_support import (
     ENGINE_OPTIONS,
     SERVED_NAME,
@@ -201,6 +206,8 @@ async def main(argv: list[str]) -> int:
     print(f"  first non-empty delta {first_text} after its audio plus the 480 ms delay")
     print(f"  per-step gap median {ms(gaps, 50)}, p99 {ms(gaps, 99)}; done {lag * 1000:.0f} ms after the audio ended")
     print(f"Sessions kept at real time (done within 1 s of the audio's end), in-process: {held} (tried {counts})")
+    rounds = 3
+    print_curve(await measure_capacity(Path(model), args.gpu, rounds, seconds=4.0), rounds)
     return 0
 
 

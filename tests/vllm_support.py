@@ -6,6 +6,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TypedDict
 
@@ -101,30 +102,37 @@ def wait_for_health(port: int, process: subprocess.Popen[bytes], timeout: float 
     raise TimeoutError(f"no healthy server on port {port} after {timeout:.0f} s")
 
 
-def start_vllm_server(model: Path) -> tuple[subprocess.Popen[bytes], int]:
+SERVER_OPTIONS = ("--dtype", "float32", "--enforce-eager", "--max-model-len", "1024", "--max-num-seqs", "4")
+"""The engine settings both servers get in the tests (small and deterministic on a CPU)."""
+
+
+def start_vllm_server(
+    model: Path, options: Sequence[str] = SERVER_OPTIONS, kv_cache_gb: int = 1
+) -> tuple[subprocess.Popen[bytes], int]:
     """vLLM's own OpenAI-compatible server with ``/v1/realtime``, on loopback."""
     port = free_port()
     command = [
         sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
         "--served-model-name", SERVED_NAME, "--host", "127.0.0.1", "--port", str(port),
         "--tokenizer-mode", "mistral", "--config-format", "mistral", "--load-format", "mistral",
-        "--dtype", "float32", "--enforce-eager", "--max-model-len", "1024", "--max-num-seqs", "4", "--seed", "0",
+        "--seed", "0", *options,
     ]  # fmt: skip
-    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1"}
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gb)}
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for_health(port, process)
     return process, port
 
 
-def start_voxdesk_vllm_server(model: Path) -> tuple[subprocess.Popen[bytes], int]:
+def start_voxdesk_vllm_server(
+    model: Path, options: Sequence[str] = SERVER_OPTIONS, kv_cache_gb: int = 1
+) -> tuple[subprocess.Popen[bytes], int]:
     """``voxdesk serve --engine vllm`` with the same model and engine settings as vLLM's server."""
     port = free_port()
     command = [
         sys.executable, "-m", "voxdesk.cli.main", "serve", "--engine", "vllm", "--model", str(model),
-        "--served-model-name", SERVED_NAME, "--port", str(port), "--dtype", "float32", "--enforce-eager",
-        "--max-model-len", "1024", "--max-num-seqs", "4",
+        "--served-model-name", SERVED_NAME, "--port", str(port), *options,
     ]  # fmt: skip
-    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VOXDESK_API_KEY": ""}
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gb), "VOXDESK_API_KEY": ""}
     process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for_health(port, process)
     return process, port
