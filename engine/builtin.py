@@ -75,7 +75,7 @@ class BuiltinSettings:
     partial_headroom: float = 2.0  # the next partial waits at least this many times the last one's decode
     first_partial_delay: float = 0.1  # speech heard before the first partial is decoded
     first_text_interval: float = 0.1  # partial cadence until the utterance has shown text
-    early_final_silence: float = 0.3  # pause after which the final decode starts, speculatively
+    early_final_silence: float = 0.2  # pause after which the final decode starts, speculatively
     end_at_finished_sentence: bool = True  # a speculative final that ends a sentence ends the utterance
     holdback_words: int = 2
     pre_roll_seconds: float = 0.3
@@ -304,16 +304,19 @@ class _Session:
     def _partial_due(self, utterance: _Utterance, silence: float) -> bool:
         """Whether to start a partial now, at a cadence the decoder keeps up with.
 
-        Until the utterance has shown words, partials come every ``first_text_interval``
-        (the first after ``first_partial_delay`` of speech), then every ``partial_interval``.
-        A slow model stretches the interval to ``partial_headroom`` times its last partial's
-        decode time, so partials never queue behind the microphone; during a pause, a partial
-        that would still run when the early final is due is skipped (the final supersedes it).
+        Until the utterance has shown words, partials come every ``first_text_interval`` or as
+        soon as the last one is done (the first after ``first_partial_delay`` of speech), then
+        every ``partial_interval``. A slow model stretches that to ``partial_headroom`` times
+        its last partial's decode time, so partials never queue behind the microphone; during a
+        pause, a partial that would still run when the early final is due is skipped (the final
+        supersedes it).
         """
         settings = self._settings
         expected = utterance.last_partial_seconds
-        cadence = settings.partial_interval if utterance.shown_text else settings.first_text_interval
-        interval = max(cadence, settings.partial_headroom * expected)
+        if utterance.shown_text:
+            interval = max(settings.partial_interval, settings.partial_headroom * expected)
+        else:  # nothing shown yet: decode again as soon as there is new audio and the decoder is free
+            interval = max(settings.first_text_interval, expected)
         if utterance.since_partial < interval * SAMPLE_RATE:
             return False
         return silence == 0.0 or silence + expected < settings.early_final_silence
