@@ -25,6 +25,7 @@ bench:
 	$(VENV)/bin/python -m tests.speech_fixtures
 	scripts/random-whisper.sh
 	$(VENV)/bin/python -m benchmarks
+	$(VENV)/bin/python -m benchmarks.noise
 	$(VENV)/bin/python -m benchmarks.files
 	$(VENV)/bin/python -m benchmarks.whisper_models
 	$(VENV)/bin/python -m benchmarks.realtime

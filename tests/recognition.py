@@ -202,7 +202,9 @@ def pink_noise(samples: int, seed: int) -> np.ndarray:
     return np.asarray(noise / np.sqrt(np.mean(noise**2)))
 
 
-def _noise(snr_db: float) -> Callable[[np.ndarray], np.ndarray]:
+def noise_at(snr_db: float) -> Callable[[np.ndarray], np.ndarray]:
+    """Adds pink noise ``snr_db`` below the RMS of the voiced samples (seeded by the length)."""
+
     def perturb(audio: np.ndarray) -> np.ndarray:
         voiced = audio[np.abs(audio) > 0.01]
         speech_rms = float(np.sqrt(np.mean(voiced**2))) if len(voiced) else 0.0
@@ -217,6 +219,6 @@ PERTURBATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "3% slower": _speed(0.97),
     "+6 dB": _gain(6.0),
     "-6 dB": _gain(-6.0),
-    "pink noise at 25 dB SNR": _noise(25.0),
+    "pink noise at 25 dB SNR": noise_at(25.0),
 }
 """Changes smaller than those between two machines' synthesizers and kernels."""

@@ -1,0 +1,120 @@
+"""Streaming against offline decoding in noise: ``python -m benchmarks.noise``.
+
+The commands (both voices) and the dictation passages get pink noise at 10 dB SNR (as
+``tests.recognition.noise_at`` makes it). Each noisy file is decoded twice with the same
+Whisper tiny.en model: streamed through the built-in engine at real-time pace in 100 ms
+chunks, and offline by faster-whisper with beam 5 over the whole file. Where the stream
+loses words, three causes are told apart per file:
+
+- *VAD*: true speech the engine's utterances do not cover (the speech gate missed it);
+- *cut*: the stream split one spoken stretch into several utterances;
+- *decode*: what is left, words lost although the audio was decoded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tests import speech_fixtures
+from tests.recognition import noise_at, wer
+from tests.speech_fixtures import Fixture
+from voxdesk.app.files.reading import read_audio
+from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
+from voxdesk.engine.builtin import BuiltinEngine
+from voxdesk.engine.whisper_models import model_directory
+
+SNR_DB = 10.0
+
+
+def covered(fixture: Fixture, report: TranscriptionReport) -> float:
+    """The share of the fixture's true speech that lies inside the stream's utterances."""
+    total = sum(end - start for start, end in fixture.speech)
+    spans = [(u.done.speech_start, u.done.speech_end) for u in report.utterances if u.done.text]
+    inside = sum(max(0.0, min(end, b) - max(start, a)) for start, end in fixture.speech for a, b in spans)
+    return inside / total if total else 1.0
+
+
+@dataclass
+class NoisyResult:
+    """One noisy fixture decoded both ways."""
+
+    name: str
+    kind: str
+    reference: str
+    streamed: str
+    offline: str
+    speech_covered: float
+    utterances: int
+    spoken_stretches: int
+
+
+async def measure(fixtures: list[Fixture], realtime: bool) -> list[NoisyResult]:
+    from faster_whisper import WhisperModel
+
+    offline = WhisperModel(str(model_directory()), device="cpu", compute_type="int8", cpu_threads=2)
+    engine = BuiltinEngine()
+    await engine.load()
+    results: list[NoisyResult] = []
+    try:
+        for fixture in fixtures:
+            audio = noise_at(SNR_DB)(read_audio(speech_fixtures.DEFAULT_DIR / fixture.path))
+            streamed = await transcribe_audio(engine, audio, realtime=realtime)
+            segments, _ = offline.transcribe(audio, beam_size=5, language="en", vad_filter=False)
+            offline_text = " ".join(segment.text.strip() for segment in segments)
+            results.append(
+                NoisyResult(
+                    fixture.name,
+                    fixture.kind,
+                    fixture.text,
+                    streamed.text,
+                    offline_text,
+                    covered(fixture, streamed),
+                    len([u for u in streamed.utterances if u.done.text]),
+                    len(fixture.speech),
+                )
+            )
+            print(f"{fixture.name:18s} {streamed.text[:50]!r:54} {offline_text[:50]!r}", file=sys.stderr)
+    finally:
+        await engine.aclose()
+    return results
+
+
+def summarize(results: list[NoisyResult]) -> None:
+    columns = ["streamed WER", "offline beam-5 WER", "ratio", "speech in utterances", "utterances per stretch"]
+    print(f"| fixtures at {SNR_DB:.0f} dB SNR | {' | '.join(columns)} |")
+    print("|---|---|---|---|---|---|")
+    for kind in ("command", "passage"):
+        group = [result for result in results if result.kind == kind]
+        references = [result.reference for result in group]
+        streamed = wer(references, [result.streamed for result in group])
+        offline = wer(references, [result.offline for result in group])
+        ratio = streamed / offline if offline else float("inf") if streamed else 1.0
+        coverage = float(np.mean([result.speech_covered for result in group]))
+        pieces = sum(result.utterances for result in group) / sum(result.spoken_stretches for result in group)
+        print(
+            f"| {kind}s ({len(group)}) | {streamed:.3f} | {offline:.3f} | {ratio:.2f} | {coverage:.0%} | {pieces:.2f} |"
+        )
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.noise", description=__doc__.splitlines()[0])
+    parser.add_argument("--fast", action="store_true", help="stream as fast as the engine takes it")
+    parser.add_argument("--json", type=Path, help="also write every file's texts to this file")
+    args = parser.parse_args(argv)
+    fixtures = [f for f in speech_fixtures.build() if f.kind in ("command", "passage")]
+    results = asyncio.run(measure(fixtures, realtime=not args.fast))
+    summarize(results)
+    if args.json:
+        args.json.write_text(json.dumps([asdict(result) for result in results], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
