@@ -139,8 +139,8 @@ async def run_curve(ports: dict[str, tuple[int, int]], counts: tuple[int, ...], 
 
 def print_curve(curve: Curve, rounds: int) -> None:
     """The table for benchmarks/README.md."""
-    print(f"Capacity: paced sessions, final latency median / p90 over {rounds} alternated rounds; "
-          "CPU-s of the serving (API) process per session-second, engine core in brackets")  # fmt: skip
+    print(f"Capacity: paced sessions, final latency median / p90 over {rounds} alternated rounds; CPU-s of the")
+    print("serving (API) process per session-second, its engine processes (core, worker) in brackets")
     print("| N | vLLM /v1/realtime | voxdesk serve --engine vllm | CPU vLLM API | CPU voxdesk | ratio |")
     print("|---|---|---|---|---|---|")
     for count, theirs in curve.points["vllm"].items():

@@ -157,6 +157,35 @@ async def sessions_held(engine: VllmEngine, pcm: np.ndarray, counts: list[int], 
     return best
 
 
+async def lock_step(
+    engine: VllmEngine, model: Path, pcm: np.ndarray, with_server: bool, rounds: int = 3
+) -> tuple[list[float], list[float]]:
+    """Lock-step round trips in-process and through vLLM's server, alternated over rounds."""
+    await in_process_round_trips(engine, pcm)  # warm-up
+    if not with_server:
+        return await in_process_round_trips(engine, pcm), []
+    local: list[float] = []
+    server: list[float] = []
+    process, port = start_vllm_server(model)
+    try:
+        await server_round_trips(port, pcm)  # warm-up
+        for round_index in range(rounds):
+            first_local = round_index % 2 == 0
+            if first_local:
+                local += await in_process_round_trips(engine, pcm)
+            server += await server_round_trips(port, pcm)
+            if not first_local:
+                local += await in_process_round_trips(engine, pcm)
+    finally:
+        stop(process)
+    return local, server
+
+
+def _ratio(ours: list[float], theirs: list[float], q: float) -> str:
+    a, b = percentile(ours, q), percentile(theirs, q)
+    return "n/a" if a is None or not b else f"{a / b:.2f}"
+
+
 def ms(values: list[float], q: float) -> str:
     value = percentile(values, q)
     return "n/a" if value is None else f"{value * 1000:.1f} ms"
@@ -181,16 +210,7 @@ async def main(argv: list[str]) -> int:
     began = time.perf_counter()
     await engine.load()
     print(f"engine start {time.perf_counter() - began:.1f} s ({model})")
-    await in_process_round_trips(engine, pcm)  # warm-up
-    local = await in_process_round_trips(engine, pcm)
-    server: list[float] = []
-    if args.with_server or not args.gpu:
-        process, port = start_vllm_server(Path(model))
-        try:
-            await server_round_trips(port, pcm)  # warm-up
-            server = await server_round_trips(port, pcm)
-        finally:
-            stop(process)
+    local, server = await lock_step(engine, Path(model), pcm, with_server=args.with_server or not args.gpu)
     rtf = await free_running_rtf(engine, pcm)
     first, lag, gaps = await realtime_session(engine, pcm)
     counts = [1, 2, 4, 8, 16, 32, 64] if args.gpu else [1, 2, 4, 8, 16, 32]
@@ -200,6 +220,7 @@ async def main(argv: list[str]) -> int:
     print(f"  in-process engine        median {ms(local, 50)}, p90 {ms(local, 90)}, p99 {ms(local, 99)}")
     if server:
         print(f"  vLLM's /v1/realtime      median {ms(server, 50)}, p90 {ms(server, 90)}, p99 {ms(server, 99)}")
+        print(f"  in-process / vLLM's server: median {_ratio(local, server, 50)}, p90 {_ratio(local, server, 90)}")
     print(f"Real-time factor, one session fed as fast as possible: {rtf:.3f}")
     print("One session at real time:")
     first_text = "n/a" if first is None else f"{first * 1000:.0f} ms"

