@@ -18,7 +18,6 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -26,6 +25,7 @@ import numpy as np
 
 from voxdesk.engine.agreement import StablePrefix, join_words
 from voxdesk.engine.batch import BatchSettings, BatchTranscriber
+from voxdesk.engine.decode_queue import DecodeQueue
 from voxdesk.engine.errors import AudioFormatError
 from voxdesk.engine.events import (
     EngineEvent,
@@ -93,7 +93,7 @@ class BuiltinEngine:
 
     def __init__(self, settings: BuiltinSettings | None = None) -> None:
         self.settings = settings or BuiltinSettings()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="whisper")
+        self._decodes = DecodeQueue()
         self._decoder: WhisperDecoder | None = None
 
     async def load(self, progress: ProgressCallback | None = None) -> None:
@@ -126,11 +126,17 @@ class BuiltinEngine:
 
     async def aclose(self) -> None:
         """Stop the decode thread and drop the model."""
-        self._executor.shutdown(wait=True)
+        self._decodes.close()
         self._decoder = None
 
     async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
-        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+        """Run ``fn`` on the decoding thread, before any partial that waits there."""
+        return await self._decodes.run_final(fn, *args)
+
+    async def _run_partial(self, fn: Callable[..., _T], *args: Any) -> _T | None:
+        """Run ``fn`` on the decoding thread after waiting finals; ``None`` once it waited
+        longer than a partial interval (a later partial will say more)."""
+        return await self._decodes.run_partial(self.settings.partial_interval, fn, *args)
 
 
 @dataclass
@@ -152,6 +158,7 @@ class _Partial:
     utterance: _Utterance
     words: list[str]
     audio_time: float
+    skipped: bool = False  # waited too long behind other decodes and was not run
 
 
 @dataclass(frozen=True)
@@ -327,7 +334,10 @@ class _Session:
         audio = self._slice(utterance.start, end)
         language = await self._language_of(utterance)
         began = time.perf_counter()
-        words = await self._engine._run(self._decoder.partial, audio, list(utterance.agreement.committed), language)
+        committed = list(utterance.agreement.committed)
+        words = await self._engine._run_partial(self._decoder.partial, audio, committed, language)
+        if words is None:
+            return _Partial(utterance, [], end / SAMPLE_RATE, skipped=True)
         utterance.partials += 1
         utterance.last_partial_seconds = time.perf_counter() - began
         utterance.decode_seconds += utterance.last_partial_seconds
@@ -352,8 +362,8 @@ class _Session:
         return utterance.language
 
     def _take_partial(self, partial: _Partial) -> list[EngineEvent]:
-        if partial.utterance is not self._utterance:
-            return []  # that utterance was finished while the partial ran
+        if partial.utterance is not self._utterance or partial.skipped:
+            return []  # that utterance was finished while the partial ran, or it never ran
         words, audio_time = partial.words, partial.audio_time
         partial.utterance.shown_text = partial.utterance.shown_text or bool(words)
         agreement = partial.utterance.agreement
