@@ -30,12 +30,14 @@ from voxdesk.cli.history import (  # history: issue 8
 )
 from voxdesk.cli.models import add_models_parser, run_models
 from voxdesk.cli.terminal import LiveTranscriptPrinter, ProgressBar, event_to_json, print_summary
+from voxdesk.cli.wyoming import add_wyoming_arguments, wyoming_config, wyoming_server
 from voxdesk.engine import ENGINE_NAMES, EngineKind, StreamingEngine, create_engine
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings
 from voxdesk.engine.realtime.server import RealtimeServer, ServerConfig
 from voxdesk.engine.vllm_engine import DESKTOP_MAX_NUM_SEQS, VllmSettings
 from voxdesk.engine.whisper_models import BUNDLED_MODEL, DEVICES
+from voxdesk.engine.wyoming.client import WyomingEngine, WyomingSettings
 
 __all__ = ["main"]
 
@@ -89,7 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pace.add_argument("--fast", action="store_true", help="as fast as possible (the default; kept for old scripts)")
     transcribe.add_argument("--json", action="store_true", help="print one JSON event per line, then a summary line")
-    transcribe.add_argument("--server", metavar="URL", help="use the /v1/realtime server at URL (ws:// or wss://)")
+    transcribe.add_argument(
+        "--server",
+        metavar="URL",
+        help="use the /v1/realtime server at URL (ws:// or wss://), or a Wyoming one (tcp://)",
+    )
     transcribe.add_argument("--model", default="", help="model to ask the server for, or for --engine vllm to load")
     transcribe.add_argument("--api-key", default=os.environ.get("VOXDESK_API_KEY"), help="bearer key for the server")
     add_transcribe_history_arguments(transcribe)  # history: issue 8
@@ -198,8 +204,9 @@ def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     serve.add_argument(
         "--allow-insecure-no-api-key",
         action="store_true",
-        help="listen beyond loopback without an API key (only on a trusted network)",
+        help="listen beyond loopback without an API key, and serve --wyoming there (only on a trusted network)",
     )
+    add_wyoming_arguments(serve)
     _add_whisper_arguments(serve)
     _add_vllm_arguments(serve, server=True)
 
@@ -233,6 +240,7 @@ async def _serve(args: argparse.Namespace) -> int:
     )
     engine = _create_engine(args)
     server = RealtimeServer(engine, config)  # refuses insecure binds before loading anything
+    wyoming = wyoming_config(args)  # the same for Wyoming, which has no authentication at all
     await engine.load(lambda step, _: logger.info("serve: %s", step))
     await server.start()
     scheme = "wss" if config.ssl_certfile else "ws"
@@ -243,18 +251,25 @@ async def _serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
+    wyoming_listener = None if wyoming is None else await wyoming_server(args, wyoming, engine, _version())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signal_number, stop.set)
     await stop.wait()
     logger.info("serve: shutting down")
-    await server.shutdown()
+    if wyoming_listener is not None:
+        await asyncio.gather(server.shutdown(), wyoming_listener.shutdown())
+    else:
+        await server.shutdown()
     await engine.aclose()
     return 0
 
 
 def _engine_for(args: argparse.Namespace) -> StreamingEngine:
+    if args.server and args.server.startswith("tcp://"):
+        language = None if args.language == "auto" else args.language
+        return WyomingEngine(WyomingSettings(url=args.server, model=args.model, language=language))
     if args.server:
         return RemoteEngine(RemoteSettings(url=args.server, model=args.model, api_key=args.api_key or None))
     return _create_engine(args)

@@ -1,0 +1,248 @@
+"""The Wyoming engine: the streaming-session interface over a Wyoming speech-to-text server
+(wyoming-faster-whisper, ``voxdesk serve --wyoming``), following the client checklist (§8.2).
+
+One stream is one request on a new connection: ``transcribe``, ``audio-start``, the audio as
+16 kHz 16-bit mono ``audio-chunk``\\ s, ``audio-stop``, then a wait for ``transcript``. Streamed
+``transcript-chunk`` text is shown as provisional text and replaced by the final transcript,
+which becomes the one committed delta. There is no reconnecting inside a stream: a lost
+connection ends it with a ``connection_lost`` error, and the next stream connects again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import AsyncIterable, AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from voxdesk.engine.errors import EngineUnavailable
+from voxdesk.engine.events import (
+    EngineEvent,
+    ProvisionalText,
+    StreamError,
+    StreamErrorCode,
+    TextDelta,
+    UtteranceDone,
+    UtteranceStats,
+)
+from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
+from voxdesk.engine.wyoming.audio import to_pcm16
+from voxdesk.engine.wyoming.config import parse_tcp_uri
+from voxdesk.engine.wyoming.events import (
+    AudioChunk,
+    AudioFormat,
+    AudioStart,
+    AudioStop,
+    Describe,
+    Transcribe,
+    Transcript,
+    TranscriptChunk,
+    WyomingError,
+    WyomingProtocolError,
+    parse_event,
+)
+from voxdesk.engine.wyoming.framing import Event, EventReader, FramingError, encode_event
+from voxdesk.engine.wyoming.info import AsrProgram, parse_asr_programs
+
+__all__ = ["WyomingEngine", "WyomingSettings"]
+
+_PCM16 = AudioFormat(SAMPLE_RATE, 2, 1)
+
+
+@dataclass(frozen=True)
+class WyomingSettings:
+    """Where the server is and what to ask it for."""
+
+    url: str  # tcp://HOST:PORT
+    model: str = ""  # a model the server's info lists; "" lets the server choose
+    language: str | None = None  # e.g. "en"; None lets the server choose
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0  # the longest wait for info, and for the transcript after audio-stop
+
+
+class _Peer:
+    """Events over one TCP connection, read and written with the sans-I/O framing."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._framing = EventReader()
+        self._events: deque[Event] = deque()
+
+    async def write(self, event: Event) -> None:
+        self._writer.write(encode_event(event))
+        await self._writer.drain()
+
+    async def read(self) -> Event | None:
+        """The next event; ``None`` at the end of the stream. Raises ``FramingError``."""
+        while not self._events:
+            data = await self._reader.read(64 * 1024)
+            if not data:
+                self._framing.check_eof()
+                return None
+            self._framing.receive_data(data)
+            self._events.extend(self._framing.events())
+        return self._events.popleft()
+
+    async def close(self) -> None:
+        self._writer.close()
+        with contextlib.suppress(ConnectionError):
+            await self._writer.wait_closed()
+
+
+class WyomingEngine:
+    """A speech engine on a Wyoming STT server. See :mod:`voxdesk.engine.session`."""
+
+    name = "wyoming"
+    detects_speech = False
+
+    def __init__(self, settings: WyomingSettings) -> None:
+        self.settings = settings
+        self.host, self.port = parse_tcp_uri(settings.url)
+        self.program: AsrProgram | None = None
+
+    async def load(self, progress: ProgressCallback | None = None) -> None:
+        """Ask the server what it offers (``describe``) and check it has the model and language.
+
+        Raises:
+            EngineUnavailable: unreachable server, no installed ASR program, or no installed model
+                for the settings' model and language.
+        """
+        if progress:
+            progress(f"connecting to {self.settings.url}", 0.0)
+        try:
+            peer = await self.connect()
+            try:
+                await peer.write(Describe().to_event())
+                info = await asyncio.wait_for(self._read_info(peer), self.settings.read_timeout)
+            finally:
+                await peer.close()
+            programs = parse_asr_programs(info)
+        except (OSError, TimeoutError, FramingError, WyomingProtocolError) as exc:
+            raise EngineUnavailable(f"cannot reach the Wyoming server at {self.settings.url}: {exc}") from exc
+        self.program = self._choose(programs)
+        if progress:
+            progress("connected", 1.0)
+
+    def stream(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        """Open one request over ``audio``; see :mod:`voxdesk.engine.session`."""
+        return _WyomingSession(self).run(audio)
+
+    async def aclose(self) -> None:
+        """Nothing to release: connections live only as long as their stream."""
+
+    async def connect(self) -> _Peer:
+        """A new connection to the server. Raises ``OSError`` or ``TimeoutError``."""
+        opening = asyncio.open_connection(self.host, self.port)
+        reader, writer = await asyncio.wait_for(opening, self.settings.connect_timeout)
+        return _Peer(reader, writer)
+
+    @staticmethod
+    async def _read_info(peer: _Peer) -> Event:
+        while (event := await peer.read()) is not None:
+            if event.type == "info":
+                return event
+        raise ConnectionResetError("the server closed the connection without answering describe")
+
+    def _choose(self, programs: list[AsrProgram]) -> AsrProgram:
+        """The first installed ASR program with a model for the settings (§8.2 item 1)."""
+        wanted_model, language = self.settings.model, self.settings.language
+        for program in programs:
+            models = [m for m in program.models if m.installed and (not wanted_model or m.name == wanted_model)]
+            if program.installed and any(not language or language in m.languages for m in models):
+                return program
+        offered = ", ".join(f"{m.name} ({' '.join(m.languages[:8])})" for p in programs for m in p.models) or "nothing"
+        wanted = " ".join(filter(None, (wanted_model or "a model", language and f"for language {language}")))
+        raise EngineUnavailable(f"the Wyoming server at {self.settings.url} has no {wanted}; it offers: {offered}")
+
+
+class _WyomingSession:
+    """One stream: one request on its own connection."""
+
+    def __init__(self, engine: WyomingEngine) -> None:
+        self._engine = engine
+        self._sent = 0  # samples sent
+
+    async def run(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        try:
+            peer = await self._engine.connect()
+        except (OSError, TimeoutError) as exc:
+            yield self._lost(f"cannot reach the Wyoming server at {self._engine.settings.url}: {exc}")
+            return
+        sender = asyncio.create_task(self._send(peer, audio))
+        try:
+            async for event in self._events(peer, sender):
+                yield event
+        finally:
+            sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+                await sender
+            await peer.close()
+
+    async def _events(self, peer: _Peer, sender: asyncio.Task[None]) -> AsyncIterator[EngineEvent]:
+        streamed = ""
+        try:
+            while (event := await self._receive(peer, sender)) is not None:
+                parsed = parse_event(event)
+                if isinstance(parsed, TranscriptChunk):
+                    streamed += parsed.text
+                    yield ProvisionalText(streamed, self._time())
+                elif isinstance(parsed, Transcript):
+                    yield TextDelta(parsed.text, self._time())
+                    yield self._done(parsed.text)
+                    return
+                elif isinstance(parsed, WyomingError):  # a transcript still follows (§8.1 item 7)
+                    yield StreamError(_stream_code(parsed.code), parsed.text, self._time(), fatal=False)
+        except (ConnectionError, FramingError, WyomingProtocolError, TimeoutError) as exc:
+            yield self._lost(f"Wyoming server connection failed: {exc or type(exc).__name__}")
+            return
+        yield self._lost("the Wyoming server closed the connection before the transcript")
+
+    async def _send(self, peer: _Peer, audio: AsyncIterable[np.ndarray]) -> None:
+        settings = self._engine.settings
+        await peer.write(Transcribe(settings.model or None, settings.language).to_event())
+        await peer.write(AudioStart(_PCM16).to_event())
+        async for chunk in audio:
+            samples = check_chunk(chunk)
+            if len(samples):
+                await peer.write(AudioChunk(_PCM16, to_pcm16(samples)).to_event())
+                self._sent += len(samples)
+        await peer.write(AudioStop().to_event())
+
+    async def _receive(self, peer: _Peer, sender: asyncio.Task[None]) -> Event | None:
+        """The next event. Re-raises a failure of the audio sender (bad audio) at once; once all
+        audio is sent, waits at most the read timeout (``TimeoutError``)."""
+        reading = asyncio.ensure_future(peer.read())
+        try:
+            while not reading.done():
+                waiting: set[asyncio.Future[Any]] = {reading} if sender.done() else {reading, sender}
+                timeout = self._engine.settings.read_timeout if sender.done() else None
+                done, _ = await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                if sender in done and not sender.cancelled() and (error := sender.exception()) is not None:
+                    raise error
+                if not done:
+                    raise TimeoutError(f"no transcript within {timeout:g} s of the end of the audio")
+            return reading.result()
+        finally:
+            reading.cancel()
+
+    def _time(self) -> float:
+        return self._sent / SAMPLE_RATE
+
+    def _done(self, text: str) -> UtteranceDone:
+        stats = UtteranceStats(audio_seconds=self._time(), decode_seconds=None, partial_decodes=0)
+        return UtteranceDone(text, self._time(), 0.0, self._time(), stats)
+
+    def _lost(self, message: str) -> StreamError:
+        return StreamError(StreamErrorCode.CONNECTION_LOST, message, self._time())
+
+
+def _stream_code(code: str | None) -> StreamErrorCode:
+    try:
+        return StreamErrorCode(code or StreamErrorCode.ERROR)
+    except ValueError:
+        return StreamErrorCode.ERROR
