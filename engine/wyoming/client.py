@@ -156,7 +156,8 @@ class WyomingEngine:
             if program.installed and any(not language or language in m.languages for m in models):
                 return program
         offered = ", ".join(f"{m.name} ({' '.join(m.languages[:8])})" for p in programs for m in p.models) or "nothing"
-        wanted = " ".join(filter(None, (wanted_model or "a model", language and f"for language {language}")))
+        wanted = f"model {wanted_model}" if wanted_model else "model"
+        wanted += f" for language {language}" if language else ""
         raise EngineUnavailable(f"the Wyoming server at {self.settings.url} has no {wanted}; it offers: {offered}")
 
 
