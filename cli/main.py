@@ -20,6 +20,7 @@ import numpy as np
 from voxdesk.app.files.job import FileTranscription
 from voxdesk.app.files.reading import AudioFileError, read_audio
 from voxdesk.app.files.transcription import TimedEvent, TranscriptionReport
+from voxdesk.app.listening.engine_choice import is_wyoming
 from voxdesk.app.log import LEVELS, configure_logging
 from voxdesk.cli.history import (  # history: issue 8
     add_history_parser,
@@ -267,7 +268,7 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 def _engine_for(args: argparse.Namespace) -> StreamingEngine:
-    if args.server and args.server.startswith("tcp://"):
+    if args.server and is_wyoming(args.server):
         language = None if args.language == "auto" else args.language
         return WyomingEngine(WyomingSettings(url=args.server, model=args.model, language=language))
     if args.server:

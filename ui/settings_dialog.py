@@ -78,7 +78,7 @@ class SettingsDialog(QDialog):
 
         self.server_url = QLineEdit(settings.engine.server_url)
         self.server_url.setAccessibleName("Server URL")
-        self.server_url.setPlaceholderText("ws://host:8000")
+        self.server_url.setPlaceholderText("ws://host:8000, or tcp://host:10300 for Wyoming")
         form.addRow("Server &URL", self.server_url)
 
         self.server_model = QLineEdit(settings.engine.server_model)
