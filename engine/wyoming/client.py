@@ -115,7 +115,7 @@ class WyomingEngine:
         if progress:
             progress(f"connecting to {self.settings.url}", 0.0)
         try:
-            peer = await self.connect()
+            peer = await self._connect()
             try:
                 await peer.write(Describe().to_event())
                 info = await asyncio.wait_for(self._read_info(peer), self.settings.read_timeout)
@@ -135,7 +135,7 @@ class WyomingEngine:
     async def aclose(self) -> None:
         """Nothing to release: connections live only as long as their stream."""
 
-    async def connect(self) -> _Peer:
+    async def _connect(self) -> _Peer:
         """A new connection to the server. Raises ``OSError`` or ``TimeoutError``."""
         opening = asyncio.open_connection(self.host, self.port)
         reader, writer = await asyncio.wait_for(opening, self.settings.connect_timeout)
@@ -170,7 +170,7 @@ class _WyomingSession:
 
     async def run(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
         try:
-            peer = await self._engine.connect()
+            peer = await self._engine._connect()
         except (OSError, TimeoutError) as exc:
             yield self._lost(f"cannot reach the Wyoming server at {self._engine.settings.url}: {exc}")
             return

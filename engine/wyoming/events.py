@@ -212,20 +212,23 @@ def _optional_str(data: dict[str, Any], key: str) -> str | None:
 
 
 def _required_str(data: dict[str, Any], key: str) -> str:
-    value = _optional_str(data, key)
-    if value is None and data.get(key) != "":
-        raise WyomingProtocolError(ErrorCode.INVALID_EVENT, f"'{key}' is required")
-    return value or ""
+    value = data.get(key)
+    if not isinstance(value, str):
+        raise WyomingProtocolError(ErrorCode.INVALID_EVENT, f"'{key}' must be a string")
+    return value
 
 
-def _format(data: dict[str, Any]) -> AudioFormat:
-    values = [data.get(key) for key in ("rate", "width", "channels")]
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
+def _positive_int(data: dict[str, Any], key: str) -> int:
+    value = data.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise WyomingProtocolError(
             ErrorCode.INVALID_AUDIO, "audio events need positive whole 'rate', 'width' and 'channels'"
         )
-    rate, width, channels = (int(v) for v in values)  # type: ignore[arg-type]
-    return AudioFormat(rate, width, channels)
+    return value
+
+
+def _format(data: dict[str, Any]) -> AudioFormat:
+    return AudioFormat(_positive_int(data, "rate"), _positive_int(data, "width"), _positive_int(data, "channels"))
 
 
 _PARSERS: dict[str, Callable[[Event], WyomingEvent]] = {
