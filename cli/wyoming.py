@@ -12,7 +12,7 @@ from voxdesk.engine.wyoming.config import WyomingConfig, parse_tcp_uri
 from voxdesk.engine.wyoming.info import AsrModel, ServiceInfo, whisper_info
 from voxdesk.engine.wyoming.server import WyomingServer, check_bind
 
-__all__ = ["add_wyoming_arguments", "wyoming_config", "wyoming_server"]
+__all__ = ["add_wyoming_arguments", "service_info", "wyoming_config", "wyoming_server"]
 
 _VLLM = {"name": "vLLM", "url": "https://github.com/vllm-project/vllm"}
 
@@ -63,14 +63,15 @@ async def wyoming_server(
     args: argparse.Namespace, config: WyomingConfig, engine: StreamingEngine, version: str
 ) -> WyomingServer:
     """The Wyoming server over the loaded ``engine``, started; says where clients connect."""
-    server = WyomingServer(engine, _service_info(args, version).to_event(), config)
+    server = WyomingServer(engine, service_info(args, version).to_event(), config)
     await server.start()
     # Always shown, whatever the log level: it says where to connect (and tests read the port from it).
     print(f"voxdesk serve: Wyoming on tcp://{config.host}:{server.port}", file=sys.stderr, flush=True)
     return server
 
 
-def _service_info(args: argparse.Namespace, version: str) -> ServiceInfo:
+def service_info(args: argparse.Namespace, version: str) -> ServiceInfo:
+    """What ``describe`` tells clients about the engine ``args`` choose."""
     languages = tuple(args.wyoming_language or ())
     if args.engine == EngineKind.VLLM:
         model = AsrModel(args.served_model_name or args.model or VllmSettings.model, languages or ("en",))
