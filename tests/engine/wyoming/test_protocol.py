@@ -137,3 +137,8 @@ def test_malformed_framing_closes_the_connection(protocol: ServerProtocol, garba
     assert protocol.closed and protocol.data_to_send() == b""
     protocol.receive_data(library_bytes(Describe().event()))  # nothing more is read
     assert protocol.data_to_send() == b""
+
+
+def test_an_unknown_model_name_is_served_by_the_one_model(protocol: ServerProtocol) -> None:
+    actions = receive(protocol, Transcribe(name="nope", language="en").event(), start())
+    assert actions == [StartRequest("en")] and replies(protocol) == []
