@@ -4,7 +4,8 @@ A word is committed once two consecutive hypotheses agree on it, word for word a
 same spelling and punctuation, and it is not among the last ``holdback`` words of the newest
 hypothesis: those lie at the edge of the audio heard so far, where a word may be cut off and
 a truncated decode guesses ("call mo…" → "moment"). This is LocalAgreement-2 as used by
-whisper_streaming, plus the hold-back.
+whisper_streaming, plus the hold-back. A hypothesis the decoder was unsure of (noise) commits
+nothing: its words stay provisional and the final decode settles them.
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ class StablePrefix:
     committed: list[str] = field(default_factory=list)
     _previous: list[str] = field(default_factory=list)
 
-    def update(self, continuation: list[str]) -> tuple[list[str], list[str]]:
-        """Take the words a new decode put after the committed ones.
+    def update(self, continuation: list[str], sure: bool = True) -> tuple[list[str], list[str]]:
+        """Take the words a new decode put after the committed ones; ``sure=False`` commits none.
 
         Returns:
             The newly committed words and the remaining provisional words.
         """
         agreed = 0
-        limit = min(len(self._previous), len(continuation) - self.holdback)
+        limit = min(len(self._previous), len(continuation) - self.holdback) if sure else 0
         while agreed < limit and self._previous[agreed] == continuation[agreed]:
             agreed += 1
         newly = continuation[:agreed]

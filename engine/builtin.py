@@ -78,6 +78,7 @@ class BuiltinSettings:
     early_final_silence: float = 0.2  # pause after which the final decode starts, speculatively
     end_at_finished_sentence: bool = True  # a speculative final that ends a sentence ends the utterance
     holdback_words: int = 2
+    commit_min_logprob: float = -0.6  # a partial less sure than this (mean log-probability) commits nothing
     pre_roll_seconds: float = 0.3
     post_roll_seconds: float = 0.2
     max_utterance_seconds: float = 20.0
@@ -158,6 +159,7 @@ class _Partial:
     utterance: _Utterance
     words: list[str]
     audio_time: float
+    sure: bool = True  # confident enough to commit agreed words
     skipped: bool = False  # waited too long behind other decodes and was not run
 
 
@@ -335,13 +337,14 @@ class _Session:
         language = await self._language_of(utterance)
         began = time.perf_counter()
         committed = list(utterance.agreement.committed)
-        words = await self._engine._run_partial(self._decoder.partial, audio, committed, language)
-        if words is None:
+        guess = await self._engine._run_partial(self._decoder.partial, audio, committed, language)
+        if guess is None:
             return _Partial(utterance, [], end / SAMPLE_RATE, skipped=True)
         utterance.partials += 1
         utterance.last_partial_seconds = time.perf_counter() - began
         utterance.decode_seconds += utterance.last_partial_seconds
-        return _Partial(utterance, words, end / SAMPLE_RATE)
+        sure = guess.mean_logprob >= self._settings.commit_min_logprob
+        return _Partial(utterance, guess.words, end / SAMPLE_RATE, sure)
 
     async def _decode_early_final(self, utterance: _Utterance, speech_end: int) -> _EarlyFinal:
         committed = list(utterance.agreement.committed)
@@ -368,7 +371,7 @@ class _Session:
         partial.utterance.shown_text = partial.utterance.shown_text or bool(words)
         agreement = partial.utterance.agreement
         before = list(agreement.committed)
-        newly, tail = agreement.update(words)
+        newly, tail = agreement.update(words, partial.sure)
         events: list[EngineEvent] = []
         if newly:
             events.append(TextDelta(join_words(newly, before), audio_time))

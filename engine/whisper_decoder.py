@@ -28,7 +28,7 @@ from voxdesk.engine.whisper_models import (
     verify_model,
 )
 
-__all__ = ["MODEL_SHA256", "DecoderSettings", "Split", "WhisperDecoder", "model_directory", "verify_model"]
+__all__ = ["MODEL_SHA256", "DecoderSettings", "Guess", "Split", "WhisperDecoder", "model_directory", "verify_model"]
 # MODEL_SHA256, model_directory and verify_model live in whisper_models; imported from here too.
 
 # Encoder context beyond the audio, in seconds. Measured on the 28 command fixtures: finals
@@ -49,6 +49,15 @@ class DecoderSettings:
     device: str = "auto"  # auto, cpu or cuda
     language: str = "auto"  # a Whisper language code; "auto" detects it (English-only models: en)
     task: str = "transcribe"  # or "translate": English text from any language (multilingual models)
+
+
+@dataclass(frozen=True)
+class Guess:
+    """A partial decode: the words after the committed ones, and the decode's mean log-probability
+    per token (near 0 when the model is sure; noise pulls it down)."""
+
+    words: list[str]
+    mean_logprob: float
 
 
 @dataclass(frozen=True)
@@ -149,18 +158,19 @@ class WhisperDecoder:
         """The fixed language code, or ``None`` when each decode detects it."""
         return self._language
 
-    def partial(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> list[str]:
-        """Fast greedy guess at the words after ``committed``.
+    def partial(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> Guess:
+        """Fast greedy guess at the words after ``committed``, with how sure the model was.
 
         ``language``: the utterance's language when known (``auto`` with a multilingual model);
         otherwise the fixed language, or one detected for this decode.
         """
-        return self._generate(audio, committed, language, beam=1, margin=_PARTIAL_MARGIN, tokens_per_second=6)
+        words, mean_logprob = self._generate(audio, committed, language, 1, _PARTIAL_MARGIN, tokens_per_second=6)
+        return Guess(words, mean_logprob)
 
     def final(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> list[str]:
         """Beam-search decode of the whole utterance; the words after ``committed``."""
         beam = self.settings.final_beam
-        return self._generate(audio, committed, language, beam, _FINAL_MARGIN, tokens_per_second=10)
+        return self._generate(audio, committed, language, beam, _FINAL_MARGIN, tokens_per_second=10)[0]
 
     def _encode(self, audio: np.ndarray, margin: float) -> Any:
         frames = min(3000, int(np.ceil(len(audio) / SAMPLE_RATE + margin) * 100))
@@ -177,8 +187,9 @@ class WhisperDecoder:
         beam: int,
         margin: float,
         tokens_per_second: int,
-    ) -> list[str]:
-        """Decode ``audio`` continuing the ``committed`` words; return the words after them.
+    ) -> tuple[list[str], float]:
+        """Decode ``audio`` continuing the ``committed`` words; the words after them and the
+        decode's mean log-probability per token.
 
         The encoder sees only the audio plus ``margin`` seconds instead of Whisper's full 30 s
         window, which makes a decode of a few seconds of speech two to four times cheaper.
@@ -194,14 +205,15 @@ class WhisperDecoder:
             suppress_blank=True,
             suppress_tokens=[-1],
             return_no_speech_prob=True,
+            return_scores=True,
         )[0]
         if not committed and result.no_speech_prob > _NO_SPEECH:
-            return []
+            return [], 0.0
         tokens = [t for t in result.sequences_ids[0][len(prefix) :] if t < self._tokenizer.eot]
         # A loop may restart the committed words ("Open the browser." + " Open the browser."),
         # so repeats are looked for in the whole utterance.
         words = _trim_repetition(committed + _spoken_words(self._tokenizer.decode(tokens).split()))
-        return words[len(committed) :]
+        return words[len(committed) :], float(result.scores[0])
 
     def split(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> Split | None:
         """A cut at a Whisper segment boundary that keeps every committed word before it.

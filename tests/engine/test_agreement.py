@@ -47,3 +47,15 @@ def test_join_words_makes_pieces_that_concatenate() -> None:
     assert join_words(["timer"], ["Set", "a"]) == " timer"
     assert join_words([], ["Set"]) == ""
     assert "".join([join_words(["Set", "a"], []), join_words(["timer."], ["Set", "a"])]) == "Set a timer."
+
+
+def test_an_unsure_hypothesis_commits_nothing_and_the_next_sure_one_agrees_with_it() -> None:
+    agreement = StablePrefix(holdback=1)
+    agreement.update(["send", "the", "report", "now"])
+    assert agreement.update(["send", "the", "report", "now", "please"], sure=False) == (
+        [],
+        ["send", "the", "report", "now", "please"],
+    )
+    assert agreement.committed == []
+    newly, _ = agreement.update(["send", "the", "report", "now", "please", "Anna."])
+    assert newly == ["send", "the", "report", "now", "please"]

@@ -11,7 +11,7 @@ from tests.recognition import assert_recognized
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
 from voxdesk.engine.builtin import BuiltinEngine
-from voxdesk.engine.whisper_decoder import WhisperDecoder
+from voxdesk.engine.whisper_decoder import Guess, WhisperDecoder
 
 SLOWDOWN_S = 0.4  # added to every partial: 0.45 s a partial, about five times tiny.en's
 
@@ -25,7 +25,7 @@ class SlowPartials:
         self.final = decoder.final
         self.split = decoder.split
 
-    def partial(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> list[str]:
+    def partial(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> Guess:
         time.sleep(SLOWDOWN_S)
         return self._decoder.partial(audio, committed, language)
 

@@ -13,7 +13,7 @@ from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audi
 from voxdesk.engine import EngineKind, ProvisionalText, TextDelta, UtteranceDone, create_engine
 from voxdesk.engine.builtin import BuiltinEngine, BuiltinSettings
 from voxdesk.engine.errors import EngineUnavailable
-from voxdesk.engine.whisper_decoder import DecoderSettings, WhisperDecoder
+from voxdesk.engine.whisper_decoder import DecoderSettings, Guess, WhisperDecoder
 
 
 def decoder(model: str, language: str = "auto", task: str = "transcribe") -> WhisperDecoder:
@@ -52,7 +52,7 @@ def test_a_multilingual_model_takes_a_language_or_detects_one(fixture_audio: dic
     multilingual = decoder(str(random_whisper("tiny")), "de")
     assert multilingual.multilingual
     audio = fixture_audio["command01-slt"]
-    assert isinstance(multilingual.partial(audio, []), list)
+    assert isinstance(multilingual.partial(audio, []).words, list)
     detecting = decoder(str(random_whisper("tiny")), "auto")
     assert all(isinstance(word, str) for word in detecting.final(audio, []))
     with pytest.raises(EngineUnavailable, match="does not know the language 'xx'"):
@@ -84,7 +84,7 @@ class LanguageSpy:
         self.detected.append(self._decoder.detect_language(audio))
         return self.detected[-1]
 
-    def partial(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> list[str]:
+    def partial(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> Guess:
         self.given.append(language)
         return self._decoder.partial(audio, committed, language)
 
