@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -130,14 +130,32 @@ class BuiltinEngine:
         self._decodes.close()
         self._decoder = None
 
-    async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
-        """Run ``fn`` on the decoding thread, before any partial that waits there."""
-        return await self._decodes.run_final(fn, *args)
+    async def _run(self, fn: Callable[..., _T], *args: Any, waits: list[float] | None = None) -> _T:
+        """Run ``fn`` on the decoding thread, before any partial that waits there; the time it
+        waited to start is appended to ``waits``."""
+        return await self._timed(self._decodes.run_final, waits, fn, *args)
 
-    async def _run_partial(self, fn: Callable[..., _T], *args: Any) -> _T | None:
+    async def _run_partial(self, fn: Callable[..., _T], *args: Any, waits: list[float]) -> _T | None:
         """Run ``fn`` on the decoding thread after waiting finals; ``None`` once it waited
         longer than a partial interval (a later partial will say more)."""
-        return await self._decodes.run_partial(self.settings.partial_interval, fn, *args)
+        within = self.settings.partial_interval
+        return await self._timed(lambda call, *a: self._decodes.run_partial(within, call, *a), waits, fn, *args)
+
+    @staticmethod
+    async def _timed(
+        submit: Callable[..., Awaitable[_T]], waits: list[float] | None, fn: Callable[..., Any], *args: Any
+    ) -> _T:
+        queued, started = time.perf_counter(), []
+
+        def call(*call_args: Any) -> Any:
+            started.append(time.perf_counter())
+            return fn(*call_args)
+
+        try:
+            return await submit(call, *args)
+        finally:
+            if waits is not None:
+                waits.append((started[0] if started else time.perf_counter()) - queued)
 
 
 @dataclass
@@ -150,6 +168,7 @@ class _Utterance:
     partials: int = 0
     decode_seconds: float = 0.0
     last_partial_seconds: float = 0.0  # decode time of its latest partial
+    waits: list[float] = field(default_factory=list)  # how long each of its decodes waited to start
     shown_text: bool = False  # whether a partial has given it words yet
     language: str | None = None  # detected from its first second of speech ("auto", multilingual model)
 
@@ -337,7 +356,9 @@ class _Session:
         language = await self._language_of(utterance)
         began = time.perf_counter()
         committed = list(utterance.agreement.committed)
-        guess = await self._engine._run_partial(self._decoder.partial, audio, committed, language)
+        guess = await self._engine._run_partial(
+            self._decoder.partial, audio, committed, language, waits=utterance.waits
+        )
         if guess is None:
             return _Partial(utterance, [], end / SAMPLE_RATE, skipped=True)
         utterance.partials += 1
@@ -351,7 +372,7 @@ class _Session:
         audio = self._slice(utterance.start, self._speech_audio_end(speech_end))
         language = await self._language_of(utterance)
         began = time.perf_counter()
-        words = await self._engine._run(self._decoder.final, audio, committed, language)
+        words = await self._engine._run(self._decoder.final, audio, committed, language, waits=utterance.waits)
         return _EarlyFinal(utterance, speech_end, len(committed), words, time.perf_counter() - began)
 
     async def _language_of(self, utterance: _Utterance) -> str | None:
@@ -361,7 +382,9 @@ class _Session:
             first_second = utterance.speech_start + SAMPLE_RATE
             if self._position >= first_second:
                 audio = self._slice(utterance.start, first_second)
-                utterance.language = await self._engine._run(self._decoder.detect_language, audio)
+                utterance.language = await self._engine._run(
+                    self._decoder.detect_language, audio, waits=utterance.waits
+                )
         return utterance.language
 
     def _take_partial(self, partial: _Partial) -> list[EngineEvent]:
@@ -402,7 +425,7 @@ class _Session:
             language = await self._language_of(utterance)
             began = time.perf_counter()
             audio = self._slice(utterance.start, end)
-            words = await self._engine._run(self._decoder.final, audio, committed, language)
+            words = await self._engine._run(self._decoder.final, audio, committed, language, waits=utterance.waits)
             seconds = time.perf_counter() - began
         utterance.decode_seconds += seconds
         for event in self._close_utterance(words, end, speech_end, seconds):
@@ -421,7 +444,9 @@ class _Session:
         audio = self._slice(utterance.start, self._position)
         language = await self._language_of(utterance)
         began = time.perf_counter()
-        split = await self._engine._run(self._decoder.split, audio, list(utterance.agreement.committed), language)
+        split = await self._engine._run(
+            self._decoder.split, audio, list(utterance.agreement.committed), language, waits=utterance.waits
+        )
         seconds = time.perf_counter() - began
         utterance.decode_seconds += seconds
         if split is None:
@@ -449,6 +474,7 @@ class _Session:
             decode_seconds=utterance.decode_seconds,
             partial_decodes=utterance.partials,
             final_decode_seconds=seconds,
+            queue_seconds=sum(utterance.waits),
         )
         speech_end = max(utterance.speech_start, speech_end)
         language = utterance.language or self._decoder.language

@@ -52,6 +52,7 @@ class UtteranceStats:
     decode_seconds: float | None  # None: the engine cannot tell (vLLM, remote servers)
     partial_decodes: int
     final_decode_seconds: float | None = None  # the one decode of the whole utterance that gave the final
+    queue_seconds: float | None = None  # how long its decodes waited behind other sessions' (None: cannot tell)
     prompt_tokens: int = 0
     completion_tokens: int = 0
 

@@ -40,6 +40,12 @@ class RealtimeMetrics:
             buckets=_LATENCY_BUCKETS,
             registry=self.registry,
         )
+        self.engine_queue = Histogram(
+            "voxdesk_realtime_engine_queue_seconds",
+            "Per utterance, how long its decodes waited behind other sessions' for the engine (built-in engine)",
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
         self.refused = Counter(
             "voxdesk_realtime_connections_refused", "Handshakes refused (auth, capacity)", registry=self.registry
         )

@@ -94,6 +94,8 @@ class Transcription:
                 elif isinstance(event, UtteranceDone):
                     boundary = True
                     usage = _add_usage(usage, event)
+                    if event.stats.queue_seconds is not None:
+                        self._metrics.engine_queue.observe(event.stats.queue_seconds)
                 elif isinstance(event, StreamError):
                     self._log.warning("engine failed: %s", event.message)
                     protocol.generation_failed("Transcription failed; start a new commit")
