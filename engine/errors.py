@@ -15,6 +15,7 @@ The third names the module that defines it, below ``voxdesk``.
     ├── EngineUnavailable      exit 1          engine.errors        an engine that cannot load (missing package, model)
     ├── ProtocolError          its own code    engine.realtime      a peer broke the protocol: ``error`` with its code
     ├── InsecureBindError      exit 1          engine.realtime      serving beyond loopback without a key (RuntimeError)
+    ├── OpenAIRequestError     its own code    engine.realtime      an OpenAI-dialect event refused: OpenAI's ``error``
     ├── WyomingProtocolError   its own code    engine.wyoming       a known Wyoming event with bad fields: ``error``
     ├── FramingError           invalid_json    engine.wyoming       bytes that are not Wyoming events: connection closed
     ├── WyomingAddressError    exit 1          engine.wyoming       a ``--wyoming`` or server address that is not tcp://HOST:PORT

@@ -52,10 +52,11 @@ class Connection:
         config: ServerConfig,
         metrics: RealtimeMetrics,
         logger: logging.Logger,
+        dialect: type[ServerProtocol] = ServerProtocol,
     ) -> None:
         self.socket = socket
         self.log = ConnectionLog(logger, secrets.token_hex(2))
-        self.protocol = ServerProtocol(
+        self.protocol = dialect(
             config.served_model_name,
             log=self.log,
             skip_model_validation=config.skip_model_validation,
@@ -67,6 +68,8 @@ class Connection:
         self._config = config
         self._metrics = metrics
         self._write_lock = asyncio.Lock()
+        self._dispatch_lock = asyncio.Lock()
+        self._later: set[asyncio.Task[None]] = set()
         self._opened = time.monotonic()
 
     async def serve(self) -> None:
@@ -88,10 +91,11 @@ class Connection:
                     await self._evict_idle()
                     return
                 if isinstance(frame, bytes):
-                    self.protocol.receive_binary()
+                    self.protocol.receive_binary(frame)
                 else:
                     self.protocol.receive_text(frame)
-                await self._dispatch()
+                async with self._dispatch_lock:
+                    await self._carry_out()
                 if self.protocol.has_data_to_send:  # an append (most frames) answers nothing
                     await self.flush()
         except ConnectionClosed:
@@ -99,6 +103,8 @@ class Connection:
 
     async def release(self) -> None:
         """Free the connection's engine session, whatever state it is in."""
+        for task in self._later:
+            task.cancel()
         if self.generation is not None:
             await self.generation.cancel()
         self._metrics.connections_active.dec()
@@ -124,12 +130,32 @@ class Connection:
         with contextlib.suppress(ConnectionClosed):
             await self.flush()
 
+    async def _engine_output(self) -> None:
+        """After the engine's output: write it, and carry out what it queued (the OpenAI dialect
+        starts the next waiting turn when one is done) in a task of its own, in order."""
+        await self.flush()
+        if self.protocol.has_events:
+            task = asyncio.create_task(self._dispatch())
+            self._later.add(task)
+            task.add_done_callback(self._later.discard)
+
     async def _dispatch(self) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            async with self._dispatch_lock:
+                await self._carry_out()
+                await self.flush()
+
+    async def _carry_out(self) -> None:
         for action in self.protocol.events_received():
             if isinstance(action, StartGeneration):
                 self.log.debug("generation started")
                 self.generation = Transcription(
-                    self._engine, self.protocol, self.flush, self.log, self._metrics, self._config.max_engine_backlog
+                    self._engine,
+                    self.protocol,
+                    self._engine_output,
+                    self.log,
+                    self._metrics,
+                    self._config.max_engine_backlog,
                 )
             elif isinstance(action, AudioReceived) and self.generation is not None:
                 await self.generation.feed(action.samples)

@@ -179,7 +179,7 @@ class ServerProtocol:
         except ProtocolError as error:
             self.send_error(error.code, error.message)
 
-    def receive_binary(self) -> None:
+    def receive_binary(self, data: bytes) -> None:
         """Handle a binary frame: vLLM drops the socket (§4); Voxdesk answers and stays open."""
         self.send_error(StreamErrorCode.INVALID_EVENT, "Binary frames are not supported: send JSON text frames")
 
@@ -194,6 +194,11 @@ class ServerProtocol:
         return outgoing
 
     # Output from the engine
+
+    @property
+    def has_events(self) -> bool:
+        """Whether :meth:`events_received` has anything."""
+        return bool(self._events)
 
     @property
     def has_data_to_send(self) -> bool:
@@ -237,7 +242,10 @@ class ServerProtocol:
         self.provisional = event.provisional
 
     def _append(self, event: InputAudioBufferAppend) -> None:
-        samples = decode_audio(event.audio, self.max_message_samples)
+        self._add_samples(decode_audio(event.audio, self.max_message_samples))
+
+    def _add_samples(self, samples: np.ndarray) -> None:
+        """Route 16 kHz audio by the generation's state, within the session and pending limits."""
         if self.samples_received + len(samples) > self.max_session_samples:
             limit = self.max_session_samples / SAMPLE_RATE
             raise ProtocolError(

@@ -1,4 +1,5 @@
-"""``voxdesk serve``: vLLM's ``/v1/realtime`` over the ``websockets`` asyncio server.
+"""``voxdesk serve``: vLLM's ``/v1/realtime`` over the ``websockets`` asyncio server, and
+OpenAI's Realtime transcription sessions on the same path (``?intent=transcription``).
 
 Each connection is a thin pump around :class:`~engine.realtime.protocol.ServerProtocol`
 (:mod:`~engine.realtime.connection`), its generations run on the engine through
@@ -25,6 +26,9 @@ from voxdesk.engine.realtime import http
 from voxdesk.engine.realtime.config import ServerConfig
 from voxdesk.engine.realtime.connection import Connection
 from voxdesk.engine.realtime.metrics import RealtimeMetrics
+from voxdesk.engine.realtime.openai_events import is_openai_path
+from voxdesk.engine.realtime.openai_protocol import OpenAIServerProtocol
+from voxdesk.engine.realtime.protocol import ServerProtocol
 from voxdesk.engine.session import StreamingEngine
 
 __all__ = ["InsecureBindError", "RealtimeServer", "ServerConfig", "running_server"]
@@ -114,7 +118,9 @@ class RealtimeServer:
         return None
 
     async def _handle(self, socket: ServerConnection) -> None:
-        connection = Connection(socket, self.engine, self.config, self.metrics, logger)
+        openai = socket.request is not None and is_openai_path(socket.request.path)
+        dialect = OpenAIServerProtocol if openai else ServerProtocol
+        connection = Connection(socket, self.engine, self.config, self.metrics, logger, dialect)
         self._connections.add(connection)
         try:
             await connection.serve()

@@ -137,7 +137,7 @@ def test_waiting_audio_is_bounded() -> None:
 
 
 def test_binary_frames_get_an_error_instead_of_a_dropped_socket(protocol: ServerProtocol) -> None:
-    protocol.receive_binary()
+    protocol.receive_binary(b"")
     [error] = frames(protocol)
     assert error["code"] == "invalid_event"
 
