@@ -60,6 +60,7 @@ class SessionSettings:
     model: str
     language: str | None = None
     prompt: str = ""
+    turn_detection: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The GA ``RealtimeTranscriptionSessionCreateRequest`` shape (§4)."""
@@ -72,7 +73,7 @@ class SessionSettings:
                     "format": {"type": "audio/pcm", "rate": RATE},
                     "transcription": {"model": self.model, "language": self.language, "prompt": self.prompt},
                     "noise_reduction": None,
-                    "turn_detection": None,
+                    "turn_detection": self.turn_detection,
                 }
             },
             "include": None,
@@ -95,12 +96,8 @@ class SessionSettings:
         audio_input = _object(audio_input, "session.audio.input")
         if "format" in audio_input:
             _check_format(audio_input["format"])
-        if audio_input.get("turn_detection") is not None:
-            raise OpenAIRequestError(
-                "unsupported_turn_detection",
-                "Server VAD is not supported: send turn_detection null and commit each utterance",
-                "session.audio.input.turn_detection",
-            )
+        if "turn_detection" in audio_input:
+            self.turn_detection = _turn_detection(audio_input["turn_detection"])
         transcription = _object(audio_input.get("transcription", {}), "session.audio.input.transcription")
         if isinstance(transcription.get("model"), str):
             self.model = transcription["model"]
@@ -108,6 +105,29 @@ class SessionSettings:
             self.language = transcription["language"]
         if isinstance(transcription.get("prompt"), str):
             self.prompt = transcription["prompt"]
+
+
+def _turn_detection(value: Any) -> dict[str, Any] | None:
+    """The effective ``turn_detection``: ``None`` (manual commits) or ``server_vad`` with defaults."""
+    param = "session.audio.input.turn_detection"
+    if value is None:
+        return None
+    value = _object(value, param)
+    if value.get("type") != "server_vad":
+        raise OpenAIRequestError(
+            "unsupported_turn_detection", "Only server_vad turn detection (or null) is supported", f"{param}.type"
+        )
+    settings = {"type": "server_vad", "threshold": 0.5, "prefix_padding_ms": 300, "silence_duration_ms": 500}
+    for key, low, high in (
+        ("threshold", 0.0, 1.0),
+        ("prefix_padding_ms", 0, 10_000),
+        ("silence_duration_ms", 0, 10_000),
+    ):
+        given = value.get(key, settings[key])
+        if isinstance(given, bool) or not isinstance(given, int | float) or not low <= given <= high:
+            raise OpenAIRequestError("invalid_value", f"{key} must be a number from {low} to {high}", f"{param}.{key}")
+        settings[key] = given if key == "threshold" else int(given)
+    return settings
 
 
 def _object(value: Any, param: str) -> dict[str, Any]:

@@ -7,6 +7,8 @@ this class maps OpenAI's client events onto them and the engine's output back ou
   commit), its 24 kHz audio resampled to 16 kHz with soxr;
 - ``input_audio_buffer.commit`` answers ``committed`` with a new item and ends the
   generation's audio (vLLM's final commit); its ``done`` becomes ``…transcription.completed``;
+- with ``server_vad`` turn detection (:mod:`~engine.realtime.server_vad`) speech start and
+  stop are announced and each utterance is committed by the server;
 - audio and commits that arrive while a turn is finalizing wait, in order, and replay when it
   is done (vLLM would drop them), so turns may follow each other without waiting.
 
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 import soxr
 
+from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.events import StreamErrorCode
 from voxdesk.engine.realtime.events import ProtocolError, Usage
 from voxdesk.engine.realtime.openai_events import (
@@ -31,7 +34,9 @@ from voxdesk.engine.realtime.openai_events import (
     parse_client_frame,
 )
 from voxdesk.engine.realtime.protocol import EndOfAudio, Generation, ServerProtocol, StartGeneration, decode_audio
+from voxdesk.engine.realtime.server_vad import ServerVad, TurnAudio, TurnEvent, TurnStarted
 from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.vad import SileroVad
 
 __all__ = ["OpenAIServerProtocol"]
 
@@ -42,7 +47,7 @@ _Waiting = np.ndarray | str  # audio, or the item id of a commit
 
 
 class OpenAIServerProtocol(ServerProtocol):
-    """One OpenAI transcription session (manual commits), server side; same interface as the base."""
+    """One OpenAI transcription session, server side; the same interface as the base."""
 
     def __init__(self, served_model: str, **options: Any) -> None:
         super().__init__(served_model, **options)
@@ -58,6 +63,8 @@ class OpenAIServerProtocol(ServerProtocol):
         self._early = ""  # its text from before the commit
         self._discard = False  # cleared before its commit: its output is dropped
         self._generation_samples = 0
+        self._vad: ServerVad | None = None
+        self._vad_item = ""  # the item speech_started announced
 
     # Input from the client
 
@@ -86,7 +93,7 @@ class OpenAIServerProtocol(ServerProtocol):
 
     def _handle(self, frame: ClientFrame) -> None:
         if frame.type == "session.update":
-            self.settings.update(frame.data.get("session"))
+            self._update_session(frame.data.get("session"))
             self._outgoing.append(self._wire.event("session.updated", session=self.settings.to_dict()))
         elif frame.type == "input_audio_buffer.append":
             self._append_audio(frame.data.get("audio"))
@@ -98,15 +105,64 @@ class OpenAIServerProtocol(ServerProtocol):
         else:
             raise OpenAIRequestError("unknown_event", f"Unknown event type: {frame.type!r}", "type")
 
+    def _update_session(self, session: Any) -> None:
+        before = self.settings.turn_detection
+        self.settings.update(session)
+        detection = self.settings.turn_detection
+        if detection == before:
+            return
+        if self._vad is not None and self._vad.in_speech:
+            self._clear_buffer()  # the open turn's audio belonged to the old turn detection
+        try:
+            self._vad = None if detection is None else _server_vad(detection)
+        except EngineUnavailable as error:
+            self.settings.turn_detection = None
+            raise OpenAIRequestError(
+                "unsupported_turn_detection", f"server_vad is unavailable here: {error}", "session.audio.input"
+            ) from None
+
     def _append_audio(self, audio: Any) -> None:
         if not isinstance(audio, str):
             raise OpenAIRequestError("invalid_value", "audio must be a base64 string", "audio")
         limit = self.max_message_samples * RATE // SAMPLE_RATE
         samples = decode_audio(audio, limit)
-        self._route(self._resampler.resample_chunk(samples))
+        resampled = self._resampler.resample_chunk(samples)
+        if self._vad is None:
+            self._route(resampled)
+        else:
+            for event in self._vad.feed(resampled):
+                self._turn_event(event)
         self._buffered += len(samples)
 
+    def _turn_event(self, event: TurnEvent) -> None:
+        """Server VAD: announce speech, route its audio, commit its turn when it stops."""
+        if isinstance(event, TurnStarted):
+            self._vad_item = self._wire.new_id("item")
+            self._outgoing.append(
+                self._wire.event(
+                    "input_audio_buffer.speech_started", audio_start_ms=event.audio_start_ms, item_id=self._vad_item
+                )
+            )
+        elif isinstance(event, TurnAudio):
+            self._route(event.samples)
+        else:
+            self._outgoing.append(
+                self._wire.event(
+                    "input_audio_buffer.speech_stopped", audio_end_ms=event.audio_end_ms, item_id=self._vad_item
+                )
+            )
+            self._commit_item(self._vad_item)
+
     def _commit_buffer(self) -> None:
+        if self._vad is not None:
+            stopped = self._vad.end()
+            if stopped is None:
+                raise OpenAIRequestError(
+                    "input_audio_buffer_commit_empty",
+                    "Error committing input audio buffer: no speech since the last turn.",
+                )
+            self._turn_event(stopped)
+            return
         if self._buffered < MIN_COMMIT_SAMPLES:
             raise OpenAIRequestError(
                 "input_audio_buffer_commit_empty",
@@ -114,8 +170,12 @@ class OpenAIServerProtocol(ServerProtocol):
                 f"but buffer only has {self._buffered * 1000 / RATE:.2f}ms of audio.",
             )
         self._route(self._resampler.resample_chunk(np.zeros(0, np.float32), last=True))
-        self._resampler, self._buffered = _resampler(), 0
-        item = self._wire.new_id("item")
+        self._resampler = _resampler()
+        self._commit_item(self._wire.new_id("item"))
+
+    def _commit_item(self, item: str) -> None:
+        """``committed`` and ``conversation.item.added`` for ``item``; its audio ends now or waits."""
+        self._buffered = 0
         self._outgoing.append(
             self._wire.event("input_audio_buffer.committed", previous_item_id=self._previous_item, item_id=item)
         )
@@ -128,6 +188,9 @@ class OpenAIServerProtocol(ServerProtocol):
 
     def _clear_buffer(self) -> None:
         self._resampler, self._buffered = _resampler(), 0
+        if self._vad is not None:
+            self._vad.end()
+            self._vad.drop()
         while self._waiting and not isinstance(self._waiting[-1], str):
             self._waiting_samples -= len(self._waiting.pop())
         if not self._waiting and self.generation is Generation.STREAMING:
@@ -251,6 +314,16 @@ class OpenAIServerProtocol(ServerProtocol):
         content = [{"type": "input_audio", "transcript": transcript}]
         body = {"id": item, "type": "message", "object": "realtime.item", "status": "completed", "role": "user"}
         return self._wire.event(kind, previous_item_id=None, item={**body, "content": content})
+
+
+def _server_vad(detection: dict[str, Any]) -> ServerVad:
+    """A fresh ``server_vad`` over Silero VAD (raises ``EngineUnavailable`` without it)."""
+    return ServerVad(
+        SileroVad().probabilities,
+        detection["threshold"],
+        detection["prefix_padding_ms"],
+        detection["silence_duration_ms"],
+    )
 
 
 def _resampler() -> soxr.ResampleStream:

@@ -21,10 +21,14 @@ import soxr
 from openai import AsyncOpenAI
 from openai.resources.realtime.realtime import AsyncRealtimeConnection
 from openai.types.realtime import (
+    ConversationItemAdded,
+    ConversationItemDone,
     ConversationItemInputAudioTranscriptionCompletedEvent,
     ConversationItemInputAudioTranscriptionDeltaEvent,
     InputAudioBufferClearedEvent,
     InputAudioBufferCommittedEvent,
+    InputAudioBufferSpeechStartedEvent,
+    InputAudioBufferSpeechStoppedEvent,
     RealtimeErrorEvent,
     SessionCreatedEvent,
     SessionUpdatedEvent,
@@ -69,6 +73,10 @@ MODELS: dict[str, type[BaseModel]] = {
     "session.updated": SessionUpdatedEvent,
     "input_audio_buffer.committed": InputAudioBufferCommittedEvent,
     "input_audio_buffer.cleared": InputAudioBufferClearedEvent,
+    "input_audio_buffer.speech_started": InputAudioBufferSpeechStartedEvent,
+    "input_audio_buffer.speech_stopped": InputAudioBufferSpeechStoppedEvent,
+    "conversation.item.added": ConversationItemAdded,
+    "conversation.item.done": ConversationItemDone,
     "conversation.item.input_audio_transcription.delta": ConversationItemInputAudioTranscriptionDeltaEvent,
     "conversation.item.input_audio_transcription.completed": ConversationItemInputAudioTranscriptionCompletedEvent,
     "error": RealtimeErrorEvent,
@@ -155,6 +163,45 @@ def test_sdk_transcribes_two_turns_sent_back_to_back(
     run(scenario)
 
 
+def test_sdk_server_vad_commits_each_utterance_by_itself(
+    engine: BuiltinEngine, fixture_audio: dict[str, np.ndarray], speech: dict[str, Fixture]
+) -> None:
+    """With ``server_vad`` and no commit from the client, each utterance is announced by
+    ``speech_started`` / ``speech_stopped``, committed under the same item id and completed (§8 row 11)."""
+
+    async def scenario() -> None:
+        detection = {"type": "server_vad", "threshold": 0.5, "prefix_padding_ms": 300, "silence_duration_ms": 700}
+        session = {"type": "transcription", "audio": {"input": {"turn_detection": detection}}}
+        silence = np.zeros(SAMPLE_RATE, np.float32)
+        async with running_server(engine, ServerConfig(port=0)) as server, sdk_session(server) as conn:
+            await conn.session.update(session=session)  # type: ignore[arg-type]
+            updated = await next_event(conn)
+            assert updated["session"]["audio"]["input"]["turn_detection"] == detection
+            await append(conn, np.concatenate([silence, fixture_audio[PARIS], silence, fixture_audio[VOLUME], silence]))
+            events = await until(conn, "conversation.item.input_audio_transcription.completed")
+            events += await until(conn, "conversation.item.input_audio_transcription.completed")
+            kinds = [e["type"] for e in events if e["type"].startswith("input_audio_buffer.")]
+            assert (
+                kinds
+                == [
+                    "input_audio_buffer.speech_started",
+                    "input_audio_buffer.speech_stopped",
+                    "input_audio_buffer.committed",
+                ]
+                * 2
+            )
+            items = [e["item_id"] for e in events if e["type"].startswith("input_audio_buffer.")]
+            assert items[0] == items[1] == items[2] != items[3] == items[4] == items[5]
+            started = [e for e in events if e["type"] == "input_audio_buffer.speech_started"]
+            stopped = [e for e in events if e["type"] == "input_audio_buffer.speech_stopped"]
+            assert 400 <= started[0]["audio_start_ms"] < stopped[0]["audio_end_ms"] < started[1]["audio_start_ms"]
+            done = transcripts(events)
+            assert_recognized(speech[PARIS], done[items[0]])
+            assert_recognized(speech[VOLUME], done[items[3]])
+
+    run(scenario)
+
+
 def test_sdk_clear_drops_the_uncommitted_turn(engine: BuiltinEngine, fixture_audio: dict[str, np.ndarray]) -> None:
     """``clear`` answers ``cleared``; the cleared audio is never transcribed, and a commit after it
     finds the buffer empty (§8 rows 9, 10)."""
@@ -215,11 +262,11 @@ def openai_error(event: Event, code: str, param: str | None = None, event_id: st
             {
                 "type": "session.update",
                 "event_id": "e1",
-                "session": {"audio": {"input": {"turn_detection": {"type": "server_vad"}}}},
+                "session": {"audio": {"input": {"turn_detection": {"type": "semantic_vad"}}}},
             },
             "unsupported_turn_detection",
-            "session.audio.input.turn_detection",
-            id="server_vad",
+            "session.audio.input.turn_detection.type",
+            id="semantic_vad",
         ),
         pytest.param(
             {"type": "input_audio_buffer.append", "event_id": "e1", "audio": "***"},
