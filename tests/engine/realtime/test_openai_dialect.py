@@ -9,31 +9,10 @@ SDK's own models (strict, unlike its parser). The conformance rows are those of
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
 
 import numpy as np
 import pytest
-import soxr
-from openai import AsyncOpenAI
-from openai.resources.realtime.realtime import AsyncRealtimeConnection
-from openai.types.realtime import (
-    ConversationItemAdded,
-    ConversationItemDone,
-    ConversationItemInputAudioTranscriptionCompletedEvent,
-    ConversationItemInputAudioTranscriptionDeltaEvent,
-    InputAudioBufferClearedEvent,
-    InputAudioBufferCommittedEvent,
-    InputAudioBufferSpeechStartedEvent,
-    InputAudioBufferSpeechStoppedEvent,
-    RealtimeErrorEvent,
-    SessionCreatedEvent,
-    SessionUpdatedEvent,
-)
-from pydantic import BaseModel
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosedOK, InvalidStatus
 
@@ -49,91 +28,12 @@ from tests.engine.realtime.harness import (
     run,
     ws_url,
 )
+from tests.engine.realtime.openai_sdk import SESSION, Event, append, next_event, sdk_session, transcripts, until
 from tests.recognition import assert_recognized
 from tests.speech_fixtures import Fixture
 from voxdesk.engine.builtin import BuiltinEngine
 from voxdesk.engine.realtime.server import RealtimeServer, ServerConfig, running_server
 from voxdesk.engine.session import SAMPLE_RATE
-
-Event = dict[str, Any]
-
-RATE = 24_000
-SESSION = {
-    "type": "transcription",
-    "audio": {
-        "input": {
-            "format": {"type": "audio/pcm", "rate": RATE},
-            "transcription": {"model": "gpt-4o-transcribe", "language": "en"},
-            "turn_detection": None,
-        }
-    },
-}
-MODELS: dict[str, type[BaseModel]] = {
-    "session.created": SessionCreatedEvent,
-    "session.updated": SessionUpdatedEvent,
-    "input_audio_buffer.committed": InputAudioBufferCommittedEvent,
-    "input_audio_buffer.cleared": InputAudioBufferClearedEvent,
-    "input_audio_buffer.speech_started": InputAudioBufferSpeechStartedEvent,
-    "input_audio_buffer.speech_stopped": InputAudioBufferSpeechStoppedEvent,
-    "conversation.item.added": ConversationItemAdded,
-    "conversation.item.done": ConversationItemDone,
-    "conversation.item.input_audio_transcription.delta": ConversationItemInputAudioTranscriptionDeltaEvent,
-    "conversation.item.input_audio_transcription.completed": ConversationItemInputAudioTranscriptionCompletedEvent,
-    "error": RealtimeErrorEvent,
-}
-
-
-@asynccontextmanager
-async def sdk_session(server: RealtimeServer, key: str = "sk-test") -> AsyncIterator[AsyncRealtimeConnection]:
-    """The SDK connected as its docs say for transcription, past ``session.created``."""
-    client = AsyncOpenAI(
-        api_key=key,
-        base_url=f"http://127.0.0.1:{server.port}/v1",
-        websocket_base_url=f"ws://127.0.0.1:{server.port}/v1",
-    )
-    async with client.realtime.connect(extra_query={"intent": "transcription"}) as conn:
-        assert (await next_event(conn))["type"] == "session.created"
-        yield conn
-
-
-async def next_event(conn: AsyncRealtimeConnection) -> Event:
-    """The next server event, raw, after checking it against the SDK's strict model for its type."""
-    event: Event = json.loads(await conn.recv_bytes())
-    assert event["event_id"], event
-    model = MODELS.get(event["type"])
-    if model is not None:
-        model.model_validate(event)
-    return event
-
-
-async def until(conn: AsyncRealtimeConnection, kind: str) -> list[Event]:
-    """Events up to and including the first of type ``kind``."""
-    events = [await next_event(conn)]
-    while events[-1]["type"] != kind:
-        events.append(await next_event(conn))
-    return events
-
-
-async def append(conn: AsyncRealtimeConnection, samples: np.ndarray, chunk_ms: int = 100) -> None:
-    """16 kHz fixture audio as the SDK's appends of 24 kHz PCM16."""
-    pcm = (np.clip(soxr.resample(samples, SAMPLE_RATE, RATE), -1, 1) * 32767).astype("<i2").tobytes()
-    step = RATE * chunk_ms // 1000 * 2
-    for start in range(0, len(pcm), step):
-        await conn.input_audio_buffer.append(audio=base64.b64encode(pcm[start : start + step]).decode())
-
-
-def transcripts(events: list[Event]) -> dict[str, str]:
-    """Completed transcripts by item id; each item's deltas must add up to its transcript."""
-    deltas: dict[str, str] = {}
-    done: dict[str, str] = {}
-    for event in events:
-        if event["type"] == "conversation.item.input_audio_transcription.delta":
-            assert event["item_id"] not in done, "a delta after its item completed"
-            deltas[event["item_id"]] = deltas.get(event["item_id"], "") + event["delta"]
-        elif event["type"] == "conversation.item.input_audio_transcription.completed":
-            done[event["item_id"]] = event["transcript"]
-            assert deltas.get(event["item_id"], "") == event["transcript"], event
-    return done
 
 
 def test_sdk_transcribes_two_turns_sent_back_to_back(
@@ -143,7 +43,7 @@ def test_sdk_transcribes_two_turns_sent_back_to_back(
     each committed, transcribed and completed in order (§8 rows 1-8)."""
 
     async def scenario() -> None:
-        async with running_server(engine, ServerConfig(port=0)) as server, sdk_session(server) as conn:
+        async with running_server(engine, ServerConfig(port=0)) as server, sdk_session(server.port) as conn:
             await conn.session.update(session=SESSION)  # type: ignore[arg-type]
             updated = await next_event(conn)
             assert updated["type"] == "session.updated"
@@ -173,7 +73,7 @@ def test_sdk_server_vad_commits_each_utterance_by_itself(
         detection = {"type": "server_vad", "threshold": 0.5, "prefix_padding_ms": 300, "silence_duration_ms": 700}
         session = {"type": "transcription", "audio": {"input": {"turn_detection": detection}}}
         silence = np.zeros(SAMPLE_RATE, np.float32)
-        async with running_server(engine, ServerConfig(port=0)) as server, sdk_session(server) as conn:
+        async with running_server(engine, ServerConfig(port=0)) as server, sdk_session(server.port) as conn:
             await conn.session.update(session=session)  # type: ignore[arg-type]
             updated = await next_event(conn)
             assert updated["session"]["audio"]["input"]["turn_detection"] == detection
@@ -207,7 +107,7 @@ def test_sdk_clear_drops_the_uncommitted_turn(engine: BuiltinEngine, fixture_aud
     finds the buffer empty (§8 rows 9, 10)."""
 
     async def scenario() -> None:
-        async with running_server(engine, ServerConfig(port=0)) as server, sdk_session(server) as conn:
+        async with running_server(engine, ServerConfig(port=0)) as server, sdk_session(server.port) as conn:
             await append(conn, fixture_audio[PARIS])
             await conn.input_audio_buffer.clear()
             assert (await next_event(conn))["type"] == "input_audio_buffer.cleared"
@@ -287,7 +187,7 @@ def test_sdk_error_rows(engine: BuiltinEngine, frame: Event | str, code: str, pa
     stays open: a ``clear`` right after still gets its reply (§6, §8 rows 9, 13)."""
 
     async def scenario() -> None:
-        async with running_server(engine, ServerConfig(port=0)) as server, sdk_session(server) as conn:
+        async with running_server(engine, ServerConfig(port=0)) as server, sdk_session(server.port) as conn:
             await conn.send_raw(frame if isinstance(frame, str) else json.dumps(frame))
             openai_error(await next_event(conn), code, param, None if isinstance(frame, str) else "e1")
             await conn.input_audio_buffer.clear()
@@ -303,10 +203,10 @@ def test_sdk_with_a_wrong_key_is_refused_before_the_upgrade(engine: BuiltinEngin
     async def scenario() -> None:
         async with running_server(engine, ServerConfig(port=0, api_key="KEY")) as server:
             with pytest.raises(InvalidStatus) as refused:
-                async with sdk_session(server, key="sk-wrong"):
+                async with sdk_session(server.port, key="sk-wrong"):
                     pass
             assert refused.value.response.status_code == 401
-            async with sdk_session(server, key="KEY") as conn:
+            async with sdk_session(server.port, key="KEY") as conn:
                 await conn.input_audio_buffer.clear()
                 assert (await next_event(conn))["type"] == "input_audio_buffer.cleared"
 
@@ -331,7 +231,7 @@ def test_idle_session_gets_idle_timeout_in_openai_shape_then_close(engine: Built
 
     async def scenario() -> None:
         config = ServerConfig(port=0, idle_timeout=0.5)
-        async with running_server(engine, config) as server, sdk_session(server) as conn:
+        async with running_server(engine, config) as server, sdk_session(server.port) as conn:
             openai_error(await next_event(conn), "idle_timeout")
             with pytest.raises(ConnectionClosedOK):
                 await conn.recv_bytes()
@@ -348,7 +248,7 @@ def test_shutdown_completes_the_uncommitted_turn_then_closes_1001(
     async def scenario() -> None:
         server = RealtimeServer(engine, ServerConfig(port=0))
         await server.start()
-        async with sdk_session(server) as conn:
+        async with sdk_session(server.port) as conn:
             audio = fixture_audio[PARIS]
             await append(conn, audio)
             seconds = len(audio) / SAMPLE_RATE - 0.2  # soxr holds back its filter delay until a commit
@@ -370,5 +270,34 @@ def test_shutdown_completes_the_uncommitted_turn_then_closes_1001(
                 await conn.recv_bytes()
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
             await shutdown
+
+    run(scenario)
+
+
+def test_binary_frames_carrying_json_are_taken(engine: BuiltinEngine) -> None:
+    """A binary frame with a JSON event is handled like a text frame, as the SDK's parser does (§8 row 5)."""
+
+    async def scenario() -> None:
+        async with running_server(engine, ServerConfig(port=0)) as server, sdk_session(server.port) as conn:
+            await conn.send_raw(json.dumps({"type": "input_audio_buffer.clear"}).encode())
+            assert (await next_event(conn))["type"] == "input_audio_buffer.cleared"
+
+    run(scenario)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["?intent=transcription", "?model=&intent=transcription", "?api-version=x&intent=transcription&model=m"],
+)
+def test_the_intent_query_selects_the_openai_dialect(engine: BuiltinEngine, query: str) -> None:
+    """``intent=transcription`` with or without ``model`` (empty or not) and unknown keys (§8 row 2)."""
+
+    async def scenario() -> None:
+        async with (
+            running_server(engine, ServerConfig(port=0)) as server,
+            connect(ws_url(server, "/v1/realtime" + query), open_timeout=REPLY) as ws,
+        ):
+            created = await recv(ws)
+            assert created["type"] == "session.created" and created["session"]["type"] == "transcription"
 
     run(scenario)
