@@ -1,0 +1,118 @@
+"""The OpenAI dialect's sans-I/O protocol: how its events map onto the shared generation state.
+
+Each test feeds :class:`OpenAIServerProtocol` client frames and engine output and checks the
+frames it would write and the actions it asks of the server.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import numpy as np
+
+from tests.engine.realtime.openai_sdk import MODELS
+from voxdesk.engine.realtime.openai_protocol import OpenAIServerProtocol
+from voxdesk.engine.realtime.protocol import AudioReceived, EndOfAudio, Generation, StartGeneration
+
+Event = dict[str, Any]
+
+SECOND = base64.b64encode(np.zeros(24_000, "<i2").tobytes()).decode()  # one second of 24 kHz PCM16
+
+
+def opened(**options: Any) -> OpenAIServerProtocol:
+    protocol = OpenAIServerProtocol("voxdesk-builtin", **options)
+    protocol.accept()
+    [created] = events(protocol)
+    assert created["type"] == "session.created"
+    return protocol
+
+
+def send(protocol: OpenAIServerProtocol, *frames: Event) -> list[Event]:
+    """Feed ``frames``; the events the protocol would write, each valid for the SDK's models."""
+    for frame in frames:
+        protocol.receive_text(json.dumps(frame))
+    return events(protocol)
+
+
+def events(protocol: OpenAIServerProtocol) -> list[Event]:
+    written = [json.loads(frame) for frame in protocol.data_to_send()]
+    for event in written:
+        model = MODELS.get(event["type"])
+        if model is not None:
+            model.model_validate(event)
+    return written
+
+
+APPEND = {"type": "input_audio_buffer.append", "audio": SECOND}
+COMMIT = {"type": "input_audio_buffer.commit"}
+CLEAR = {"type": "input_audio_buffer.clear"}
+
+
+def test_text_before_the_commit_waits_for_the_item_then_completes_it() -> None:
+    protocol = opened()
+    assert send(protocol, APPEND) == []
+    assert isinstance(protocol.events_received()[0], StartGeneration)
+    protocol.send_delta("Hello")
+    assert events(protocol) == []  # no item to key it on yet
+    committed, added, delta = send(protocol, COMMIT)
+    assert committed["type"] == "input_audio_buffer.committed" and added["type"] == "conversation.item.added"
+    assert delta["delta"] == "Hello" and delta["item_id"] == committed["item_id"]
+    assert isinstance(protocol.events_received()[-1], EndOfAudio)
+    protocol.send_done("Hello")
+    completed, done = events(protocol)
+    assert completed["transcript"] == "Hello" and completed["item_id"] == committed["item_id"]
+    assert completed["usage"]["type"] == "duration" and 0.9 < completed["usage"]["seconds"] <= 1.0
+    assert done["type"] == "conversation.item.done"
+    assert protocol.generation is Generation.IDLE
+
+
+def test_a_turn_committed_while_one_finalizes_waits_then_follows() -> None:
+    protocol = opened()
+    send(protocol, APPEND, COMMIT, APPEND, COMMIT)
+    first = protocol.events_received()
+    assert [type(a) for a in first if not isinstance(a, AudioReceived)] == [StartGeneration, EndOfAudio]
+    protocol.send_done("one")
+    assert events(protocol)[0]["type"] == "conversation.item.input_audio_transcription.completed"
+    second = protocol.events_received()  # replayed on done: the second turn, whole
+    assert isinstance(second[0], StartGeneration) and isinstance(second[-1], EndOfAudio)
+    assert sum(len(a.samples) for a in second if isinstance(a, AudioReceived)) == 16_000
+
+
+def test_clear_drops_only_uncommitted_audio() -> None:
+    protocol = opened()
+    send(protocol, APPEND, COMMIT, APPEND)
+    protocol.events_received()
+    [cleared] = send(protocol, CLEAR)
+    assert cleared["type"] == "input_audio_buffer.cleared"
+    protocol.send_done("one")
+    events(protocol)
+    assert protocol.events_received() == []  # the cleared turn never starts
+    [error] = send(protocol, COMMIT)
+    assert error["error"]["code"] == "input_audio_buffer_commit_empty"
+
+
+def test_clear_of_a_streaming_turn_discards_its_output() -> None:
+    protocol = opened()
+    send(protocol, APPEND, CLEAR)
+    assert isinstance(protocol.events_received()[-1], EndOfAudio)
+    protocol.send_delta("lost")
+    protocol.send_done("lost")
+    assert events(protocol) == []
+
+
+def test_engine_failure_after_the_commit_is_the_items_failed_event() -> None:
+    protocol = opened()
+    [committed, _] = send(protocol, APPEND, COMMIT)
+    protocol.generation_failed("Transcription failed")
+    [failed] = events(protocol)
+    assert failed["type"] == "conversation.item.input_audio_transcription.failed"
+    assert failed["item_id"] == committed["item_id"] and failed["error"]["type"] == "server_error"
+
+
+def test_the_session_audio_limit_is_buffer_full_in_openai_shape() -> None:
+    protocol = opened(max_session_samples=16_000)
+    assert send(protocol, APPEND) == []
+    [error] = send(protocol, {**APPEND, "event_id": "e9"})
+    assert error["error"]["code"] == "buffer_full" and error["error"]["event_id"] == "e9"
