@@ -12,6 +12,7 @@ from websockets.http11 import Request, Response
 
 from voxdesk.engine.realtime.config import ServerConfig
 from voxdesk.engine.realtime.metrics import CONTENT_TYPE, RealtimeMetrics
+from voxdesk.engine.realtime.openai_events import is_openai_path
 
 __all__ = ["route"]
 
@@ -22,6 +23,8 @@ def route(request: Request, config: ServerConfig, metrics: RealtimeMetrics, busy
     ``busy`` says why no session can be opened now (shutdown, every session in use), if so.
     """
     path = request.path.split("?", 1)[0]
+    if path == "/realtime" and is_openai_path(request.path):
+        path = "/v1/realtime"  # the SDK's URL when its websocket_base_url has no /v1
     if path == "/health":
         return _response(HTTPStatus.OK, b"")
     if path == "/metrics":

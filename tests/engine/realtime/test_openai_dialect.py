@@ -13,6 +13,7 @@ import json
 
 import numpy as np
 import pytest
+from openai import AsyncOpenAI
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosedOK, InvalidStatus
 
@@ -299,5 +300,24 @@ def test_the_intent_query_selects_the_openai_dialect(engine: BuiltinEngine, quer
         ):
             created = await recv(ws)
             assert created["type"] == "session.created" and created["session"]["type"] == "transcription"
+
+    run(scenario)
+
+
+def test_sdk_base_url_without_v1_reaches_the_server_with_auth(engine: BuiltinEngine) -> None:
+    """``websocket_base_url="ws://HOST:PORT"`` makes the SDK ask for ``/realtime?intent=transcription``
+    (§1.1): served too, behind the same key check."""
+
+    async def scenario() -> None:
+        async with running_server(engine, ServerConfig(port=0, api_key="KEY")) as server:
+            for key, status in (("sk-wrong", 401), ("KEY", None)):
+                client = AsyncOpenAI(api_key=key, websocket_base_url=f"ws://127.0.0.1:{server.port}")
+                try:
+                    async with client.realtime.connect(extra_query={"intent": "transcription"}) as conn:
+                        assert (await next_event(conn))["session"]["type"] == "transcription"
+                        refused = None
+                except InvalidStatus as error:
+                    refused = error.response.status_code
+                assert refused == status
 
     run(scenario)
