@@ -51,7 +51,7 @@ def stored_models() -> list[StoredModel]:
     bundled = model_directory()
     found = [StoredModel(BUNDLED_MODEL, bundled, _folder_size(bundled), multilingual(bundled))]
     try:
-        repos = scan_cache_dir().repos
+        repos = scan_cache_dir(_hub_cache()).repos
     except CacheNotFound:
         return found
     for repo in sorted(repos, key=lambda repo: repo.repo_id):
@@ -77,13 +77,20 @@ def remove_model(name: str) -> Path:
         raise EngineUnavailable("tiny.en is bundled with Voxdesk and cannot be removed")
     repo = repo_id(name)
     try:
-        repos = {cached.repo_id: cached for cached in scan_cache_dir().repos if cached.repo_type == "model"}
+        repos = {cached.repo_id: cached for cached in scan_cache_dir(_hub_cache()).repos if cached.repo_type == "model"}
     except CacheNotFound:
         repos = {}
     if repo not in repos:
         raise EngineUnavailable(f"Whisper model {name!r} is not in the hub cache")
     shutil.rmtree(repos[repo].repo_path)
     return repos[repo].repo_path
+
+
+def _hub_cache() -> str:
+    """The hub cache downloads go to now (``scan_cache_dir``'s default is fixed when it is first imported)."""
+    from huggingface_hub import constants
+
+    return str(constants.HF_HUB_CACHE)
 
 
 def _short_name(repo: str) -> str:
