@@ -78,6 +78,8 @@ class BuiltinSettings:
     early_final_silence: float = 0.2  # pause after which the final decode starts, speculatively
     end_at_finished_sentence: bool = True  # a speculative final that ends a sentence ends the utterance
     holdback_words: int = 2
+    window_seconds: float | None = 6.0  # a partial's audio longer than this starts after settled words (None: never)
+    window_keep_seconds: float = 2.0  # audio a trimmed window keeps before its end
     commit_min_logprob: float = -0.6  # a partial less sure than this (mean log-probability) commits nothing
     pre_roll_seconds: float = 0.3
     post_roll_seconds: float = 0.2
@@ -169,6 +171,8 @@ class _Utterance:
     decode_seconds: float = 0.0
     last_partial_seconds: float = 0.0  # decode time of its latest partial
     waits: list[float] = field(default_factory=list)  # how long each of its decodes waited to start
+    window_start: int = 0  # stream sample where its decodes' audio starts (after settled words)
+    window_words: int = 0  # committed words said before window_start: previous text, not prefix
     shown_text: bool = False  # whether a partial has given it words yet
     language: str | None = None  # detected from its first second of speech ("auto", multilingual model)
 
@@ -297,6 +301,7 @@ class _Session:
             agreement=StablePrefix(holdback=settings.holdback_words),
             since_partial=int((settings.partial_interval - settings.first_partial_delay) * SAMPLE_RATE),
             next_cut=start + int(settings.max_utterance_seconds * SAMPLE_RATE),
+            window_start=start,
         )
 
     def _forget_old_audio(self) -> None:
@@ -352,28 +357,49 @@ class _Session:
     async def _decode_partial(self, utterance: _Utterance) -> _Partial:
         utterance.since_partial = 0
         end = self._position
-        audio = self._slice(utterance.start, end)
+        start, context, committed = self._window(utterance)
+        window = self._settings.window_seconds
+        align = window is not None and end - start > window * SAMPLE_RATE and len(committed) > 1
         language = await self._language_of(utterance)
         began = time.perf_counter()
-        committed = list(utterance.agreement.committed)
         guess = await self._engine._run_partial(
-            self._decoder.partial, audio, committed, language, waits=utterance.waits
+            self._decoder.partial, self._slice(start, end), committed, language, context, align, waits=utterance.waits
         )
         if guess is None:
             return _Partial(utterance, [], end / SAMPLE_RATE, skipped=True)
         utterance.partials += 1
         utterance.last_partial_seconds = time.perf_counter() - began
         utterance.decode_seconds += utterance.last_partial_seconds
+        if guess.committed_ends:
+            self._trim_window(utterance, start, (end - start) / SAMPLE_RATE, guess.committed_ends)
         sure = guess.mean_logprob >= self._settings.commit_min_logprob
         return _Partial(utterance, guess.words, end / SAMPLE_RATE, sure)
 
+    def _window(self, utterance: _Utterance) -> tuple[int, list[str], list[str]]:
+        """Where the utterance's decodes start, the committed words before that (previous
+        text) and those after it (the forced prefix)."""
+        committed = utterance.agreement.committed
+        split = utterance.window_words
+        return utterance.window_start, committed[:split], committed[split:]
+
+    def _trim_window(self, utterance: _Utterance, start: int, seconds: float, ends: list[float]) -> None:
+        """Start later decodes after the last committed word that ends ``window_keep_seconds``
+        before the end of the audio just decoded, so a partial's cost stops growing with the utterance."""
+        settled = [i for i, end in enumerate(ends) if end <= seconds - self._settings.window_keep_seconds]
+        if settled and utterance.window_start == start:
+            last = settled[-1]
+            utterance.window_start = start + int(ends[last] * SAMPLE_RATE)
+            utterance.window_words += last + 1
+
     async def _decode_early_final(self, utterance: _Utterance, speech_end: int) -> _EarlyFinal:
-        committed = list(utterance.agreement.committed)
-        audio = self._slice(utterance.start, self._speech_audio_end(speech_end))
+        start, context, committed = self._window(utterance)
+        audio = self._slice(start, self._speech_audio_end(speech_end))
         language = await self._language_of(utterance)
         began = time.perf_counter()
-        words = await self._engine._run(self._decoder.final, audio, committed, language, waits=utterance.waits)
-        return _EarlyFinal(utterance, speech_end, len(committed), words, time.perf_counter() - began)
+        words = await self._engine._run(self._decoder.final, audio, committed, language, context, waits=utterance.waits)
+        return _EarlyFinal(
+            utterance, speech_end, len(utterance.agreement.committed), words, time.perf_counter() - began
+        )
 
     async def _language_of(self, utterance: _Utterance) -> str | None:
         """The utterance's language: detected once, from its first second of speech, when the
@@ -424,8 +450,10 @@ class _Session:
         else:
             language = await self._language_of(utterance)
             began = time.perf_counter()
-            audio = self._slice(utterance.start, end)
-            words = await self._engine._run(self._decoder.final, audio, committed, language, waits=utterance.waits)
+            start, context, in_window = self._window(utterance)
+            words = await self._engine._run(
+                self._decoder.final, self._slice(start, end), in_window, language, context, waits=utterance.waits
+            )
             seconds = time.perf_counter() - began
         utterance.decode_seconds += seconds
         for event in self._close_utterance(words, end, speech_end, seconds):
@@ -441,18 +469,18 @@ class _Session:
                 yield event
             self._open_utterance(self._position, self._position)
             return
-        audio = self._slice(utterance.start, self._position)
+        start, _, committed = self._window(utterance)
         language = await self._language_of(utterance)
         began = time.perf_counter()
         split = await self._engine._run(
-            self._decoder.split, audio, list(utterance.agreement.committed), language, waits=utterance.waits
+            self._decoder.split, self._slice(start, self._position), committed, language, waits=utterance.waits
         )
         seconds = time.perf_counter() - began
         utterance.decode_seconds += seconds
         if split is None:
             utterance.next_cut = self._position + int(self._settings.cut_retry_seconds * SAMPLE_RATE)
             return
-        cut = utterance.start + int(split.seconds * SAMPLE_RATE)
+        cut = start + int(split.seconds * SAMPLE_RATE)
         events = self._close_utterance(split.words, cut, cut, seconds)
         self._open_utterance(cut, cut)
         for event in events:

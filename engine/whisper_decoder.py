@@ -11,7 +11,7 @@ returns only the words that follow them, so committed text is never contradicted
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,7 @@ __all__ = ["MODEL_SHA256", "DecoderSettings", "Guess", "Split", "WhisperDecoder"
 # cost; 6 s gave 9.5 % (loops), 3 s 65 %.
 _PARTIAL_MARGIN = 6.0
 _FINAL_MARGIN = 10.0
+_CONTEXT_TOKENS = 64  # previous text kept when a partial's window starts after committed words
 _NO_SPEECH = 0.6  # no-speech probability above which a decode with nothing committed is dropped
 
 
@@ -58,6 +59,7 @@ class Guess:
 
     words: list[str]
     mean_logprob: float
+    committed_ends: list[float] = field(default_factory=list)  # when asked: where each committed word ends (s)
 
 
 @dataclass(frozen=True)
@@ -158,19 +160,44 @@ class WhisperDecoder:
         """The fixed language code, or ``None`` when each decode detects it."""
         return self._language
 
-    def partial(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> Guess:
+    def partial(
+        self,
+        audio: np.ndarray,
+        committed: list[str],
+        language: str | None = None,
+        context: list[str] | None = None,
+        align: bool = False,
+    ) -> Guess:
         """Fast greedy guess at the words after ``committed``, with how sure the model was.
 
         ``language``: the utterance's language when known (``auto`` with a multilingual model);
-        otherwise the fixed language, or one detected for this decode.
+        otherwise the fixed language, or one detected for this decode. ``context``: words said
+        before ``audio`` starts, given to Whisper as previous text. ``align``: also find where
+        in ``audio`` each committed word ends (from the decoder's cross-attention).
         """
-        words, mean_logprob = self._generate(audio, committed, language, 1, _PARTIAL_MARGIN, tokens_per_second=6)
-        return Guess(words, mean_logprob)
+        encoded, words, mean_logprob = self._generate(audio, committed, language, 1, _PARTIAL_MARGIN, 6, context or [])
+        ends = self._word_ends(encoded, committed, len(audio)) if align and committed else []
+        return Guess(words, mean_logprob, ends)
 
-    def final(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> list[str]:
-        """Beam-search decode of the whole utterance; the words after ``committed``."""
+    def final(
+        self, audio: np.ndarray, committed: list[str], language: str | None = None, context: list[str] | None = None
+    ) -> list[str]:
+        """Beam-search decode of ``audio``; the words after ``committed`` (``context``: as for partials)."""
         beam = self.settings.final_beam
-        return self._generate(audio, committed, language, beam, _FINAL_MARGIN, tokens_per_second=10)[0]
+        return self._generate(audio, committed, language, beam, _FINAL_MARGIN, 10, context or [])[1]
+
+    def _word_ends(self, encoded: Any, committed: list[str], samples: int) -> list[float]:
+        """Where each committed word ends in the audio (seconds), or ``[]`` when the alignment
+        does not map onto the words one to one."""
+        tokens = self._prefix_tokens(committed)
+        (aligned,) = self._model.find_alignment(self._tokenizer, [tokens], encoded, samples // 160)
+        ends: list[float] = []
+        for piece in aligned:
+            if piece["word"].startswith(" ") or not ends:
+                ends.append(float(piece["end"]))
+            else:  # punctuation or the rest of a word split into tokens
+                ends[-1] = float(piece["end"])
+        return ends if len(ends) == len(committed) else []
 
     def _encode(self, audio: np.ndarray, margin: float) -> Any:
         frames = min(3000, int(np.ceil(len(audio) / SAMPLE_RATE + margin) * 100))
@@ -187,9 +214,11 @@ class WhisperDecoder:
         beam: int,
         margin: float,
         tokens_per_second: int,
-    ) -> tuple[list[str], float]:
-        """Decode ``audio`` continuing the ``committed`` words; the words after them and the
-        decode's mean log-probability per token.
+        context: list[str],
+    ) -> tuple[Any, list[str], float]:
+        """Decode ``audio`` continuing the ``committed`` words, after ``context`` as previous
+        text; the encoder output, the words after the committed ones and the decode's mean
+        log-probability per token.
 
         The encoder sees only the audio plus ``margin`` seconds instead of Whisper's full 30 s
         window, which makes a decode of a few seconds of speech two to four times cheaper.
@@ -197,23 +226,25 @@ class WhisperDecoder:
         """
         encoded = self._encode(audio, margin)
         prefix = self._prefix_tokens(committed)
+        previous = self._context_tokens(context)
         result = self._model.model.generate(
             encoded,
-            [self._prompt_for(encoded, language) + prefix],
+            [previous + self._prompt_for(encoded, language) + prefix],
             beam_size=beam,
-            max_length=len(prefix) + int(len(audio) / SAMPLE_RATE * tokens_per_second) + 6,
+            # CTranslate2 counts the previous text in the length too
+            max_length=len(previous) + len(prefix) + int(len(audio) / SAMPLE_RATE * tokens_per_second) + 6,
             suppress_blank=True,
             suppress_tokens=[-1],
             return_no_speech_prob=True,
             return_scores=True,
         )[0]
         if not committed and result.no_speech_prob > _NO_SPEECH:
-            return [], 0.0
+            return encoded, [], 0.0
         tokens = [t for t in result.sequences_ids[0][len(prefix) :] if t < self._tokenizer.eot]
         # A loop may restart the committed words ("Open the browser." + " Open the browser."),
         # so repeats are looked for in the whole utterance.
         words = _trim_repetition(committed + _spoken_words(self._tokenizer.decode(tokens).split()))
-        return words[len(committed) :], float(result.scores[0])
+        return encoded, words[len(committed) :], float(result.scores[0])
 
     def split(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> Split | None:
         """A cut at a Whisper segment boundary that keeps every committed word before it.
@@ -228,6 +259,12 @@ class WhisperDecoder:
             if len(words) >= len(committed) and segment.end > 0:
                 best = Split(_after(committed, words), float(segment.end))
         return best
+
+    def _context_tokens(self, context: list[str]) -> list[int]:
+        """Whisper's previous-text prompt: its last ``_CONTEXT_TOKENS`` tokens."""
+        if not context:
+            return []
+        return [self._tokenizer.sot_prev, *self._tokenizer.encode(" " + " ".join(context))[-_CONTEXT_TOKENS:]]
 
     def _prefix_tokens(self, committed: list[str]) -> list[int]:
         return self._tokenizer.encode(" " + " ".join(committed)) if committed else []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import numpy as np
 
@@ -25,9 +26,9 @@ class SlowPartials:
         self.final = decoder.final
         self.split = decoder.split
 
-    def partial(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> Guess:
+    def partial(self, audio: np.ndarray, committed: list[str], *rest: Any) -> Guess:
         time.sleep(SLOWDOWN_S)
-        return self._decoder.partial(audio, committed, language)
+        return self._decoder.partial(audio, committed, *rest)
 
 
 def test_slow_partials_stretch_the_interval_and_the_final_still_comes(

@@ -4,6 +4,7 @@ text is meaningless and only the mechanics are asserted (events, languages, erro
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import numpy as np
 import pytest
@@ -84,13 +85,13 @@ class LanguageSpy:
         self.detected.append(self._decoder.detect_language(audio))
         return self.detected[-1]
 
-    def partial(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> Guess:
+    def partial(self, audio: np.ndarray, committed: list[str], language: str | None = None, *rest: Any) -> Guess:
         self.given.append(language)
-        return self._decoder.partial(audio, committed, language)
+        return self._decoder.partial(audio, committed, language, *rest)
 
-    def final(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> list[str]:
+    def final(self, audio: np.ndarray, committed: list[str], language: str | None = None, *rest: Any) -> list[str]:
         self.given.append(language)
-        return self._decoder.final(audio, committed, language)
+        return self._decoder.final(audio, committed, language, *rest)
 
 
 def test_auto_detects_each_utterance_language_once_and_keeps_it(fixture_audio: dict[str, np.ndarray]) -> None:
