@@ -31,7 +31,7 @@ from voxdesk.engine.realtime.openai_protocol import OpenAIServerProtocol
 from voxdesk.engine.realtime.protocol import ServerProtocol
 from voxdesk.engine.session import StreamingEngine
 
-__all__ = ["InsecureBindError", "RealtimeServer", "ServerConfig", "running_server"]
+__all__ = ["InsecureBindError", "RealtimeServer", "ServerConfig", "is_loopback", "running_server"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ class RealtimeServer:
     """A ``/v1/realtime`` server over one loaded engine."""
 
     def __init__(self, engine: StreamingEngine, config: ServerConfig) -> None:
-        if not config.api_key and not config.allow_insecure_no_api_key and not _is_loopback(config.host):
+        if not config.api_key and not config.allow_insecure_no_api_key and not is_loopback(config.host):
             raise InsecureBindError(
                 f"refusing to listen on {config.host} without an API key: pass --api-key (or set "
                 "VOXDESK_API_KEY), or --allow-insecure-no-api-key if the network is trusted"
@@ -129,7 +129,8 @@ class RealtimeServer:
             await connection.release()
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback name or address."""
     if host == "localhost":
         return True
     try:

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import secrets
 import time
 
 from voxdesk.engine.realtime.connection import ConnectionLog
-from voxdesk.engine.realtime.server import InsecureBindError
+from voxdesk.engine.realtime.server import InsecureBindError, is_loopback
 from voxdesk.engine.session import SAMPLE_RATE, StreamingEngine
 from voxdesk.engine.wyoming.config import WyomingConfig
 from voxdesk.engine.wyoming.events import ErrorCode, WyomingError
@@ -25,21 +24,11 @@ from voxdesk.engine.wyoming.framing import Event, encode_event
 from voxdesk.engine.wyoming.protocol import AudioReceived, EndOfAudio, Request, ServerProtocol, StartRequest
 from voxdesk.engine.wyoming.serving import Recognition
 
-__all__ = ["WyomingConnection", "WyomingServer", "check_bind", "is_loopback"]
+__all__ = ["WyomingConnection", "WyomingServer", "check_bind"]
 
 logger = logging.getLogger(__name__)
 
 _READ_SIZE = 64 * 1024
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is a loopback name or address."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(config: WyomingConfig) -> None:
