@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from voxdesk.engine.whisper_cache import StoredModel, stored_models
+from voxdesk.engine.whisper_models import BUNDLED_MODEL
 
 __all__ = ["CATALOG", "ModelChoice", "language_codes", "model_choices"]
 
@@ -59,7 +60,10 @@ class ModelChoice:
     def label(self) -> str:
         """``small.en — 488 MB, English only, downloaded``."""
         languages = "multilingual" if self.multilingual else "English only"
-        where = "bundled" if self.name == "tiny.en" else "downloaded" if self.downloaded else "download on first use"
+        if self.name == BUNDLED_MODEL:
+            where = "bundled"
+        else:
+            where = "downloaded" if self.downloaded else "download on first use"
         return f"{self.name} — {_megabytes(self.size)}, {languages}, {where}"
 
 
