@@ -200,7 +200,17 @@ def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "--max-session-audio", type=float, default=defaults.max_session_audio, help="seconds of audio per connection"
     )
     serve.add_argument(
-        "--shutdown-grace", type=float, default=defaults.shutdown_grace, help="seconds to finish open transcriptions"
+        "--drain-timeout",
+        type=float,
+        default=defaults.drain_timeout,
+        help="on SIGTERM, seconds the running transcriptions may take to end by themselves while /health "
+        "answers 503 and no new session is taken (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=defaults.shutdown_grace,
+        help="then, seconds to finish the transcriptions still open with the audio received",
     )
     serve.add_argument(
         "--allow-insecure-no-api-key",
@@ -237,13 +247,23 @@ async def _serve(args: argparse.Namespace) -> int:
         idle_timeout=args.idle_timeout,
         max_sessions=args.max_sessions,
         max_session_audio=args.max_session_audio,
+        drain_timeout=args.drain_timeout,
         shutdown_grace=args.shutdown_grace,
     )
     engine = _create_engine(args)
-    server = RealtimeServer(engine, config)  # refuses insecure binds before loading anything
+    server = RealtimeServer(engine, config, loaded=False)  # refuses insecure binds before loading anything
     wyoming = wyoming_config(args)  # the same for Wyoming, which has no authentication at all
-    await engine.load(lambda step, _: logger.info("serve: %s", step))
-    await server.start()
+    await server.start()  # /health answers 503 until the engine is loaded
+    print(
+        f"voxdesk serve: loading the engine; port {server.port} answers /health with 503 until ready",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        await server.load_engine(lambda step, _: logger.info("serve: %s", step))
+    except BaseException:
+        await server.shutdown()
+        raise
     scheme = "wss" if config.ssl_certfile else "ws"
     # Always shown, whatever the log level: it says where to connect (and tests read the port from it).
     print(
@@ -254,10 +274,19 @@ async def _serve(args: argparse.Namespace) -> int:
     )
     wyoming_listener = None if wyoming is None else await wyoming_server(args, wyoming, engine, _version())
     stop = asyncio.Event()
+    signalled: list[int] = []
+
+    def on_signal(number: int) -> None:
+        signalled.append(number)
+        stop.set()
+
     loop = asyncio.get_running_loop()
     for signal_number in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signal_number, stop.set)
+        loop.add_signal_handler(signal_number, on_signal, signal_number)
     await stop.wait()
+    if signalled[0] == signal.SIGTERM:  # a load balancer's or an orchestrator's stop: drain first
+        logger.info("serve: draining (/health answers 503, no new sessions)")
+        await server.drain()
     logger.info("serve: shutting down")
     if wyoming_listener is not None:
         await asyncio.gather(server.shutdown(), wyoming_listener.shutdown())

@@ -6,13 +6,22 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+LISTENING = r"listening on ws://[\d.]+:(\d+)/v1/realtime"
+"""The line ``voxdesk serve`` prints once the engine is loaded and sessions are taken."""
+LOADING = r"loading the engine; port (\d+) answers /health with 503"
+"""The line it prints once bound, before the engine is loaded."""
 
 
-def start_serve(*args: str) -> tuple[subprocess.Popen[str], int]:
-    """``voxdesk serve`` on a free loopback port (extra ``args`` appended); the process and its port."""
+def start_serve(*args: str, until: str = LISTENING, drain: bool = False) -> tuple[subprocess.Popen[str], int]:
+    """``voxdesk serve`` on a free loopback port (extra ``args`` appended), once its stderr
+    shows ``until`` (a pattern whose group is the port); the process and its port.
+
+    With ``drain`` the rest of stderr is read and dropped on a thread, so a server that logs a
+    lot for a long test never blocks on a full pipe."""
     process = subprocess.Popen(
         [sys.executable, "-m", "voxdesk.cli.main", "serve", "--port", "0", *args],
         cwd=REPO,
@@ -22,7 +31,9 @@ def start_serve(*args: str) -> tuple[subprocess.Popen[str], int]:
     )
     assert process.stderr is not None
     for line in process.stderr:
-        if match := re.search(r"listening on ws://[\d.]+:(\d+)/v1/realtime", line):
+        if match := re.search(until, line):
+            if drain:
+                threading.Thread(target=process.stderr.read, daemon=True).start()
             return process, int(match.group(1))
     process.wait(timeout=10)
-    raise AssertionError(f"voxdesk serve exited with {process.returncode} before listening")
+    raise AssertionError(f"voxdesk serve exited with {process.returncode} before printing {until!r}")

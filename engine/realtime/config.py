@@ -24,6 +24,7 @@ class ServerConfig:
     max_session_audio: float = 4 * 3600.0
     max_message_audio: float = 600.0
     max_engine_backlog: float = 30.0
+    drain_timeout: float = 30.0  # SIGTERM: how long running transcriptions may take to end by themselves
     shutdown_grace: float = 10.0
     max_frame_bytes: int = 16 * 1024 * 1024  # uvicorn's default, which vLLM runs under
     ping_interval: float = 20.0

@@ -1,5 +1,9 @@
-"""The realtime server's plain HTTP side: ``/health``, ``/metrics``, ``/v1/models``, and the
-auth and capacity checks a ``/v1/realtime`` handshake passes before the upgrade."""
+"""The realtime server's plain HTTP side: ``/health``, ``/live``, ``/metrics``, ``/v1/models``,
+and the auth and capacity checks a ``/v1/realtime`` handshake passes before the upgrade.
+
+``/health`` means ready: 200 only when new sessions are taken, 503 while the engine loads and
+while the server drains; a load balancer sends sessions by it. ``/live`` is 200 whenever the
+process answers at all (a liveness probe that must not fail during a long load or a drain)."""
 
 from __future__ import annotations
 
@@ -17,15 +21,22 @@ from voxdesk.engine.realtime.openai_events import is_openai_path
 __all__ = ["route"]
 
 
-def route(request: Request, config: ServerConfig, metrics: RealtimeMetrics, busy: str | None) -> Response | None:
+def route(
+    request: Request, config: ServerConfig, metrics: RealtimeMetrics, busy: str | None, unready: str | None = None
+) -> Response | None:
     """The HTTP answer to ``request``, or ``None`` to let a ``/v1/realtime`` handshake upgrade.
 
-    ``busy`` says why no session can be opened now (shutdown, every session in use), if so.
+    ``busy`` says why no session can be opened now (loading, draining, every session in use),
+    if so; ``unready`` why the server is not ready at all (loading, draining), if so.
     """
     path = request.path.split("?", 1)[0]
     if path == "/realtime" and is_openai_path(request.path):
         path = "/v1/realtime"  # the SDK's URL when its websocket_base_url has no /v1
     if path == "/health":
+        if unready is not None:
+            return _response(HTTPStatus.SERVICE_UNAVAILABLE, unready.encode())
+        return _response(HTTPStatus.OK, b"")
+    if path == "/live":
         return _response(HTTPStatus.OK, b"")
     if path == "/metrics":
         return _response(HTTPStatus.OK, metrics.render(), CONTENT_TYPE)

@@ -6,7 +6,8 @@ Each connection is a thin pump around :class:`~engine.realtime.protocol.ServerPr
 :mod:`~engine.realtime.serving`, and plain HTTP is answered by :mod:`~engine.realtime.http`.
 Beyond vLLM 0.33 it evicts idle connections, caps concurrent sessions and audio per session,
 answers binary frames instead of dropping the socket, frees everything on abrupt disconnects,
-and drains open generations on shutdown.
+and drains open generations on shutdown. ``/health`` means ready: 503 while the engine loads
+(:meth:`RealtimeServer.load_engine`) and while the server drains (:meth:`RealtimeServer.drain`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from voxdesk.engine.realtime.metrics import RealtimeMetrics
 from voxdesk.engine.realtime.openai_events import is_openai_path
 from voxdesk.engine.realtime.openai_protocol import OpenAIServerProtocol
 from voxdesk.engine.realtime.protocol import ServerProtocol
-from voxdesk.engine.session import StreamingEngine
+from voxdesk.engine.session import ProgressCallback, StreamingEngine
 
 __all__ = ["InsecureBindError", "RealtimeServer", "ServerConfig", "is_loopback", "running_server"]
 
@@ -43,7 +44,7 @@ class InsecureBindError(VoxdeskError, RuntimeError):
 class RealtimeServer:
     """A ``/v1/realtime`` server over one loaded engine."""
 
-    def __init__(self, engine: StreamingEngine, config: ServerConfig) -> None:
+    def __init__(self, engine: StreamingEngine, config: ServerConfig, loaded: bool = True) -> None:
         if not config.api_key and not config.allow_insecure_no_api_key and not is_loopback(config.host):
             raise InsecureBindError(
                 f"refusing to listen on {config.host} without an API key: pass --api-key (or set "
@@ -55,6 +56,8 @@ class RealtimeServer:
         self._server: Server | None = None
         self._connections: set[Connection] = set()
         self._closing = False
+        self._loading = not loaded
+        self._draining = False
 
     @property
     def port(self) -> int:
@@ -85,6 +88,26 @@ class RealtimeServer:
             server_header="voxdesk",
         )
 
+    async def load_engine(self, progress: ProgressCallback | None = None) -> None:
+        """Load the engine while the server answers ``/health`` with 503 (when built with
+        ``loaded=False`` and started first), then take sessions."""
+        await self.engine.load(progress)
+        self._loading = False
+
+    async def drain(self) -> None:
+        """Stop taking sessions (``/health`` and new handshakes answer 503) and wait, up to the
+        drain timeout, until no generation runs: the utterances in progress end as their
+        clients end them. Then call :meth:`shutdown`."""
+        self._draining = True
+        deadline = asyncio.get_running_loop().time() + self.config.drain_timeout
+        while running := [c.generation.task for c in self._connections if c.generation and c.generation.running]:
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                logger.info("drain: %d transcriptions still running at the drain timeout", len(running))
+                return
+            logger.info("drain: waiting for %d running transcriptions", len(running))
+            await asyncio.wait(running, timeout=remaining)
+
     async def serve_forever(self) -> None:
         """Run until cancelled or shut down."""
         assert self._server is not None, "call start() first"
@@ -107,12 +130,22 @@ class RealtimeServer:
             await self._server.wait_closed()
 
     def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
-        return http.route(request, self.config, self.metrics, self._busy())
+        return http.route(request, self.config, self.metrics, self._busy(), self._unready())
+
+    def _unready(self) -> str | None:
+        """Why the server takes no sessions at all now, if so."""
+        if self._loading:
+            return "loading the engine"
+        if self._closing or self._draining:
+            return "draining"
+        return None
 
     def _busy(self) -> str | None:
         """Why no new session can open now, if so."""
         if self._closing:
             return "shutting down"
+        if unready := self._unready():
+            return unready
         if len(self._connections) >= self.config.max_sessions:
             return f"all {self.config.max_sessions} sessions are in use"
         return None

@@ -36,7 +36,7 @@ def test_serve_refuses_a_public_address_without_an_api_key() -> None:
 def test_sigterm_finishes_the_open_utterance_then_closes(
     speech: dict[str, Fixture], fixture_audio: dict[str, np.ndarray]
 ) -> None:
-    process, port = start_serve("--shutdown-grace", "20")
+    process, port = start_serve("--drain-timeout", "0", "--shutdown-grace", "20")
     audio = fixture_audio["command09-slt"]
 
     async def scenario() -> tuple[dict[str, object], int | None]:
