@@ -100,6 +100,7 @@ class Desktop:
         services.notifier = services.notifier or TrayNotifier(self.tray)
         self.assistant.center.add_mode_listener(self._remember_mode)
         self.window.add_panel(ActionsPanel(self.assistant.center), "&Actions")
+        self.window.attach_actions(self.assistant.center)
         self.files_panel = FileQueuePanel(self.assistant.files)
         self.window.add_panel(self.files_panel, "&Files")
         self.window.transcribe_requested.connect(self.transcribe_files)

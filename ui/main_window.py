@@ -8,6 +8,7 @@ import asyncio
 import copy
 import statistics
 from collections.abc import Callable, Coroutine
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from voxdesk.app.actions.center import ActionCenter, ActionRecord
 from voxdesk.app.listening.capture import AudioLevel, CaptureState, CaptureStatus
 from voxdesk.app.listening.controller import Controller
 from voxdesk.app.listening.events import (
@@ -79,6 +81,22 @@ class ControllerBridge(QObject):
     def __init__(self, controller: Controller) -> None:
         super().__init__()
         self.unsubscribe = controller.subscribe(self.happened.emit)
+
+
+class ActionsBridge(QObject):
+    """Action center records as a Qt signal; stops listening when the window is destroyed."""
+
+    changed = Signal(object)  # ActionRecord
+
+    def __init__(self, center: ActionCenter, parent: QObject) -> None:
+        super().__init__(parent)
+        remove = center.add_record_listener(self.changed.emit)
+        # A module-level slot: it must not keep the window alive or touch it once deleted.
+        parent.destroyed.connect(partial(_forget, remove))
+
+
+def _forget(remove: Callable[[], None], *args: Any) -> None:
+    remove()
 
 
 class MainWindow(QMainWindow):
@@ -171,11 +189,54 @@ class MainWindow(QMainWindow):
         self._add_shortcuts()
         self._add_help_menu()
 
+        self.action_center: ActionCenter | None = None
         self.bridge = ControllerBridge(controller)
         self.bridge.happened.connect(self.on_event)
         self.on_event(controller.engine_status)
 
     # -- user commands ---------------------------------------------------------------------
+
+    def attach_actions(self, center: ActionCenter) -> None:
+        """Show ``center``'s actions under their utterances, with an Actions menu whose
+        shortcuts confirm, cancel or undo the newest action that allows it."""
+        self.action_center = center
+        self.actions_bridge = ActionsBridge(center, self)
+        self.actions_bridge.changed.connect(self._show_action)
+        self.transcript_view.action_requested.connect(self.act)
+        menu = self.menuBar().addMenu("Act&ions")
+        for text, keys, verb in (
+            ("Confirm the waiting action", "Ctrl+Return", "confirm"),
+            ("Cancel the waiting action", "Ctrl+Backspace", "cancel"),
+            ("Undo the last action", "Ctrl+Z", "undo"),
+        ):
+            action = QAction(text, self)
+            action.setShortcuts([QKeySequence(keys), *([QKeySequence("Ctrl+Enter")] if verb == "confirm" else [])])
+            action.triggered.connect(partial(self.act_on_newest, verb))
+            menu.addAction(action)
+
+    def act(self, verb: str, record_id: int) -> None:
+        """Confirm, cancel or undo one action."""
+        if self.action_center is None:
+            return
+        if verb == "confirm":
+            self.spawn(self.action_center.confirm(record_id))
+        elif verb == "cancel":
+            self.action_center.cancel(record_id)
+        elif verb == "undo":
+            self.spawn(self.action_center.undo(record_id))
+
+    def act_on_newest(self, verb: str) -> None:
+        """Confirm or cancel the newest waiting action, or undo the newest undoable one."""
+        if self.action_center is None:
+            return
+        record = self.action_center.newest(waiting=verb != "undo", undoable=verb == "undo")
+        if record is not None:
+            self.act(verb, record.id)
+        else:
+            self.statusBar().showMessage(f"No action to {verb}", 3000)
+
+    def _show_action(self, record: ActionRecord) -> None:
+        self.transcript_view.show_action(record)
 
     def _add_shortcuts(self) -> None:
         entries: list[tuple[str, str, Callable[[], None]]] = [

@@ -164,6 +164,14 @@ class ActionCenter:
         """A copy of one record; KeyError for an unknown id."""
         return _copy(self._records[record_id])
 
+    def newest(self, *, waiting: bool = False, undoable: bool = False) -> ActionRecord | None:
+        """A copy of the newest record that waits for confirmation (``waiting``) or can be
+        undone (``undoable``); what the window's keyboard shortcuts act on."""
+        for record in reversed(self._records.values()):
+            if (waiting and record.can_confirm) or (undoable and record.can_undo):
+                return _copy(record)
+        return None
+
     @property
     def log(self) -> list[str]:
         """The action log, oldest line first."""

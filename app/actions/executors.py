@@ -137,13 +137,15 @@ class Executor:
         values = request.values
         text = str(values["text"])
         keyboard = self.keyboard()
+        target = await keyboard.focused_window()
         await keyboard.type_text(text)
 
         async def undo() -> str:
             await keyboard.backspace(len(text))
             return f"removed {len(text)} characters"
 
-        return Outcome(f"typed {len(text)} characters with {keyboard.name}", undo)
+        into = f" into “{target}”" if target else ""
+        return Outcome(f"typed {len(text)} characters{into} with {keyboard.name}", undo)
 
     async def press(self, request: ActionRequest) -> Outcome:
         """The ``press`` action."""

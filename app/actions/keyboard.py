@@ -6,6 +6,7 @@ options), never through a shell and never interpolated into a script.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
@@ -26,6 +27,7 @@ __all__ = [
 ]
 
 _WAIT_S = 60.0
+_NAME_WAIT_S = 2.0
 
 
 async def _run(runner: ProcessRunner, argv: Sequence[str]) -> None:
@@ -65,6 +67,23 @@ class XdotoolKeyboard:
             argv = ["xdotool", "key", "--clearmodifiers", "--delay", "5", "--repeat", str(count), "BackSpace"]
             await _run(self._runner, argv)
 
+    async def focused_window(self) -> str | None:
+        try:
+            process = await asyncio.create_subprocess_exec(
+                "xdotool",
+                "getwindowfocus",
+                "getwindowname",
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
+            )
+            out, _ = await asyncio.wait_for(process.communicate(), _NAME_WAIT_S)
+        except (OSError, TimeoutError):
+            return None
+        if process.returncode != 0:
+            return None
+        return out.decode(errors="replace").strip() or None
+
 
 class WtypeKeyboard:
     """Wayland compositors with the virtual-keyboard protocol (wlroots, KDE) through wtype."""
@@ -90,6 +109,9 @@ class WtypeKeyboard:
     async def backspace(self, count: int) -> None:
         if count > 0:
             await _run(self._runner, ["wtype", *(["-k", "BackSpace"] * count)])
+
+    async def focused_window(self) -> str | None:
+        return None  # not asked on this desktop yet
 
 
 # Linux input event codes (linux/input-event-codes.h) for ydotool's key command.
@@ -144,6 +166,9 @@ class YdotoolKeyboard:
     async def backspace(self, count: int) -> None:
         if count > 0:
             await _run(self._runner, ["ydotool", "key", *(["14:1", "14:0"] * count)])
+
+    async def focused_window(self) -> str | None:
+        return None  # not asked on this desktop yet
 
 
 # macOS virtual key codes for keys that have no character.
@@ -206,6 +231,9 @@ class OsascriptKeyboard:
                 "end repeat",
             )
             await _run(self._runner, [*script, f"x{count}"])
+
+    async def focused_window(self) -> str | None:
+        return None  # not asked on this desktop yet
 
 
 def choose_keyboard(

@@ -128,3 +128,6 @@ class SendInputKeyboard:
                 await asyncio.to_thread(_press_sync, [0x08])
         else:
             raise ActionError("SendInput typing only works on Windows")
+
+    async def focused_window(self) -> str | None:
+        return None  # not asked on Windows yet

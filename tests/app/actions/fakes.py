@@ -64,6 +64,7 @@ class RecordingKeyboard:
     def __init__(self) -> None:
         self.text = ""
         self.pressed: list[str] = []
+        self.window: str | None = None  # the title focused_window reports
 
     async def type_text(self, text: str) -> None:
         self.text += text
@@ -73,6 +74,9 @@ class RecordingKeyboard:
 
     async def backspace(self, count: int) -> None:
         self.text = self.text[:-count] if count else self.text
+
+    async def focused_window(self) -> str | None:
+        return self.window
 
 
 class RecordingRunner:

@@ -78,6 +78,7 @@ def test_typed_text_arrives_and_scratch_that_removes_it(center: ActionCenter, fi
     text = "Hello, World; rm -rf ~ $(reboot) `id` && \"q\" 'x'"
     record = asyncio.run(center.handle_utterance(f"type {text}"))
     assert record is not None and record.status is ActionStatus.DONE, record
+    assert "into “voxdesk-test-field” with xdotool" in record.message  # where the text went
     field.wait_for(text.rstrip("'"))  # the text slot drops edge quotes and punctuation
     scratch = asyncio.run(center.handle_utterance("scratch that"))
     assert scratch is not None and scratch.status is ActionStatus.DONE
