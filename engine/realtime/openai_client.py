@@ -1,0 +1,342 @@
+"""The OpenAI Realtime engine: the streaming-session interface over an OpenAI Realtime
+*transcription* session (OpenAI's hosted API, ``voxdesk serve``'s OpenAI dialect).
+
+It connects as the official SDK does (``<base>/realtime?intent=transcription``,
+``Authorization: Bearer``, no compression; ``shared/docs/openai-realtime-reference.md`` §1),
+sends ``session.update`` with manual turns (``turn_detection: null``) without waiting for
+``session.created``, streams the audio as base64 PCM16 at 24 kHz with
+``input_audio_buffer.append`` and ends the stream with one ``input_audio_buffer.commit``: the
+caller's voice detection ends utterances, so one stream is one turn (§9, client checklist).
+The item's ``…transcription.delta`` events become ``TextDelta``\\ s and ``…completed`` the
+``UtteranceDone``; OpenAI sends text only once a turn is committed, so all text comes after
+the end of the stream's audio.
+
+A dropped connection is a non-fatal ``StreamError`` (``connection_lost``), retried with
+backoff: the new session gets the whole turn's audio again (nothing the server had not
+transcribed is lost), and of its transcript only what goes beyond the text already yielded is
+added; text yielded before the drop is never taken back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import ssl
+from collections.abc import AsyncIterable, AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import numpy as np
+import soxr
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+
+from voxdesk.engine.errors import EngineUnavailable
+from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode, TextDelta, UtteranceDone, UtteranceStats
+from voxdesk.engine.realtime.client import backoff, encode_audio
+from voxdesk.engine.realtime.openai_events import RATE
+from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
+
+__all__ = ["OPENAI_REALTIME_URL", "OpenAIRealtimeEngine", "OpenAISettings", "openai_realtime_url"]
+
+OPENAI_REALTIME_URL = "wss://api.openai.com/v1/realtime?intent=transcription"
+"""OpenAI's own endpoint for transcription sessions (§1.1: no ``model`` in the URL)."""
+
+_MIN_COMMIT = RATE // 10  # OpenAI refuses to commit less than 100 ms (§6)
+_REPLAY_CHUNK = SAMPLE_RATE // 2  # audio sent again after a reconnect, per append
+# Errors after which the session goes on (the server drops one chunk, or closes and we reconnect).
+_NON_FATAL_CODES = {StreamErrorCode.BUFFER_FULL, StreamErrorCode.SERVER_SHUTDOWN, StreamErrorCode.IDLE_TIMEOUT}
+
+
+@dataclass(frozen=True)
+class OpenAISettings:
+    """Where the OpenAI Realtime server is and what to ask it for."""
+
+    url: str = OPENAI_REALTIME_URL  # a realtime URL, or a base such as ws://HOST:PORT or .../v1
+    model: str = ""  # the transcription model (e.g. gpt-4o-transcribe); "" is the server's default
+    api_key: str | None = None
+    language: str | None = None  # an ISO-639-1 code; None lets the model detect it
+    max_retries: int = 5
+    open_timeout: float = 10.0
+    ca_file: str | None = None  # extra CA certificate(s) to trust for wss://
+
+
+def openai_realtime_url(url: str) -> str:
+    """``url`` as the SDK builds it: ``<base path>/realtime`` with ``intent=transcription``.
+
+    ``http(s)://`` becomes ``ws(s)://``; a URL without a path gets ``/v1/realtime``; other
+    query parameters (``model=`` for speaches) are kept.
+    """
+    parts = urlsplit(url.strip())
+    scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
+    path = parts.path.rstrip("/") or "/v1"
+    if not path.endswith("/realtime"):
+        path += "/realtime"
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if not any(key == "intent" for key, _ in query):
+        query.append(("intent", "transcription"))
+    return urlunsplit((scheme, parts.netloc, path, urlencode(query), ""))
+
+
+def _stream_code(code: Any) -> StreamErrorCode:
+    try:
+        return StreamErrorCode(code or StreamErrorCode.ERROR)
+    except ValueError:
+        return StreamErrorCode.ERROR
+
+
+def _error_text(error: Any) -> tuple[StreamErrorCode, str]:
+    """The code and message of an ``error`` event's body (OpenAI's object, or vLLM's string)."""
+    if isinstance(error, dict):
+        return _stream_code(error.get("code")), str(error.get("message") or error.get("code") or "server error")
+    return StreamErrorCode.ERROR, str(error)
+
+
+class _ConnectionLost(Exception):
+    """The socket went away before the turn's transcript was complete."""
+
+
+class OpenAIRealtimeEngine:
+    """A speech engine on an OpenAI Realtime transcription server. See :mod:`voxdesk.engine.session`."""
+
+    name = "openai"
+    detects_speech = False
+
+    def __init__(self, settings: OpenAISettings) -> None:
+        self.settings = settings
+        self.url = openai_realtime_url(settings.url)
+
+    async def load(self, progress: ProgressCallback | None = None) -> None:
+        """Open one session and configure it, to check the server, the key and the settings.
+
+        Raises:
+            EngineUnavailable: unreachable server, refused key, or a session configuration
+                the server refuses (its error message is given).
+        """
+        if progress:
+            progress(f"connecting to {self.url}", 0.0)
+        try:
+            async with self.connect() as socket:
+                await socket.send(self.session_update())
+                await asyncio.wait_for(self._until_updated(socket), self.settings.open_timeout)
+        except InvalidStatus as refused:
+            raise EngineUnavailable(self._refusal(refused)) from refused
+        except (OSError, InvalidHandshake, InvalidURI, TimeoutError, ConnectionClosed) as exc:
+            raise EngineUnavailable(f"cannot reach the OpenAI Realtime server at {self.url}: {exc}") from exc
+        if progress:
+            progress("connected", 1.0)
+
+    def stream(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        """Open one turn over ``audio``; see :mod:`voxdesk.engine.session`."""
+        return _OpenAISession(self).run(audio)
+
+    async def aclose(self) -> None:
+        """Nothing to release: connections live only as long as their stream."""
+
+    def connect(self) -> connect:
+        """A connection to the realtime URL, with the SDK's transport options (use with ``async with``)."""
+        headers = {"Authorization": f"Bearer {self.settings.api_key}"} if self.settings.api_key else {}
+        context = ssl.create_default_context(cafile=self.settings.ca_file) if self.url.startswith("wss://") else None
+        return connect(
+            self.url,
+            additional_headers=headers,
+            open_timeout=self.settings.open_timeout,
+            max_size=None,
+            compression=None,
+            ssl=context,
+        )
+
+    def session_update(self) -> str:
+        """The GA ``session.update`` for a manual-turn transcription session at 24 kHz (§3.1)."""
+        transcription: dict[str, str] = {}
+        if self.settings.model:
+            transcription["model"] = self.settings.model
+        if self.settings.language:
+            transcription["language"] = self.settings.language
+        audio_input = {
+            "format": {"type": "audio/pcm", "rate": RATE},
+            "transcription": transcription,
+            "turn_detection": None,
+        }
+        return json.dumps(
+            {"type": "session.update", "session": {"type": "transcription", "audio": {"input": audio_input}}}
+        )
+
+    def _refusal(self, refused: InvalidStatus) -> str:
+        status = refused.response.status_code
+        if status in (401, 403):
+            return f"the OpenAI Realtime server at {self.url} refused the API key (HTTP {status})"
+        return f"the OpenAI Realtime server at {self.url} refused the connection (HTTP {status})"
+
+    async def _until_updated(self, socket: ClientConnection) -> None:
+        while True:
+            event = json.loads(await socket.recv())
+            if event.get("type") == "session.updated":
+                return
+            if event.get("type") == "error":
+                _, message = _error_text(event.get("error"))
+                raise EngineUnavailable(f"the OpenAI Realtime server at {self.url} refused the session: {message}")
+
+
+class _OpenAISession:
+    """One turn over as many connections as it takes."""
+
+    def __init__(self, engine: OpenAIRealtimeEngine) -> None:
+        self._engine = engine
+        self._heard: list[np.ndarray] = []  # every chunk read, sent again after a reconnect
+        self._samples = 0  # samples read from the caller
+        self._text = ""  # every delta yielded so far
+        self._reading: asyncio.Future[np.ndarray] | None = None  # survives reconnects
+        self._audio_ended = False
+
+    async def run(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        try:
+            async for event in self._connections(aiter(audio)):
+                yield event
+        finally:
+            if self._reading is not None:
+                self._reading.cancel()
+
+    async def _connections(self, chunks: AsyncIterator[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        """The turn on one connection, reconnecting with backoff after drops."""
+        delays = backoff()
+        failures = 0
+        while True:
+            try:
+                async with self._engine.connect() as socket:
+                    failures = 0
+                    async for event in self._turn(socket, chunks):
+                        yield event
+                    return
+            except InvalidStatus as refused:
+                yield StreamError(StreamErrorCode.UNAUTHORIZED, self._engine._refusal(refused), self._time())
+                return
+            except (_ConnectionLost, ConnectionClosed, OSError, InvalidHandshake, TimeoutError) as lost:
+                failures += 1
+                if failures > self._engine.settings.max_retries:
+                    message = f"gave up reconnecting to {self._engine.url}: {lost}"
+                    yield StreamError(StreamErrorCode.CONNECTION_LOST, message, self._time())
+                    return
+                message = f"connection to the OpenAI Realtime server lost ({lost}); reconnecting"
+                yield StreamError(StreamErrorCode.CONNECTION_LOST, message, self._time(), fatal=False)
+                await asyncio.sleep(next(delays))
+
+    async def _turn(self, socket: ClientConnection, chunks: AsyncIterator[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        await socket.send(self._engine.session_update())
+        sender = asyncio.create_task(self._send_audio(socket, chunks))
+        received = ""  # this connection's transcript so far
+        try:
+            while True:
+                event = json.loads(await self._receive(socket, sender))
+                kind = event.get("type")
+                if kind == "conversation.item.input_audio_transcription.delta":
+                    received += str(event.get("delta") or "")
+                    if piece := self._beyond_yielded(received, final=False):
+                        yield TextDelta(piece, self._time())
+                elif kind == "conversation.item.input_audio_transcription.completed":
+                    if piece := self._beyond_yielded(str(event.get("transcript") or ""), final=True):
+                        yield TextDelta(piece, self._time())
+                    yield self._done()
+                    return
+                elif kind == "conversation.item.input_audio_transcription.failed":
+                    _, message = _error_text(event.get("error"))
+                    yield StreamError(StreamErrorCode.PROCESSING_ERROR, message, self._time())
+                    return
+                elif kind == "error":
+                    code, message = _error_text(event.get("error"))
+                    fatal = code not in _NON_FATAL_CODES
+                    yield StreamError(code, message, self._time(), fatal=fatal)
+                    if fatal:
+                        return
+        finally:
+            sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
+                await sender
+
+    def _beyond_yielded(self, transcript: str, final: bool) -> str:
+        """What of ``transcript`` (this connection's text) was not yielded yet.
+
+        After a reconnect the new session transcribes the turn again from its start; while its
+        text repeats what was yielded nothing is added. A final transcript that differs from
+        the kept text adds its words past as many words as were kept.
+        """
+        self._text, piece = _extend(self._text, transcript, final)
+        return piece
+
+    async def _receive(self, socket: ClientConnection, sender: asyncio.Task[None]) -> str | bytes:
+        """The next frame; re-raises a failure of the audio sender (bad audio) at once."""
+        receiving = asyncio.ensure_future(socket.recv())
+        waiting: set[asyncio.Future[Any]] = {receiving}
+        if not sender.done():
+            waiting.add(sender)
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        if sender.done() and not sender.cancelled() and (error := sender.exception()) is not None:
+            receiving.cancel()
+            raise error
+        try:
+            return await receiving
+        except ConnectionClosed as closed:
+            raise _ConnectionLost(f"closed with code {closed.rcvd.code if closed.rcvd else 1006}") from closed
+
+    async def _send_audio(self, socket: ClientConnection, chunks: AsyncIterator[np.ndarray]) -> None:
+        """The turn's audio so far again (after a reconnect), then the rest as it comes, then commit."""
+        resampler = soxr.ResampleStream(SAMPLE_RATE, RATE, 1, "float32")
+        sent = 0  # 24 kHz samples on this connection
+        heard = np.concatenate(self._heard) if self._heard else np.zeros(0, np.float32)
+        for start in range(0, len(heard), _REPLAY_CHUNK):
+            sent += await self._append(socket, resampler.resample_chunk(heard[start : start + _REPLAY_CHUNK]))
+        while not self._audio_ended:
+            try:
+                chunk = check_chunk(await self._next_chunk(chunks))
+            except StopAsyncIteration:
+                self._audio_ended = True
+                break
+            self._heard.append(chunk)
+            self._samples += len(chunk)
+            sent += await self._append(socket, resampler.resample_chunk(chunk))
+        tail = resampler.resample_chunk(np.zeros(0, np.float32), last=True)
+        tail = np.concatenate([tail, np.zeros(max(0, _MIN_COMMIT - sent - len(tail)), np.float32)])
+        await self._append(socket, tail)
+        await socket.send('{"type":"input_audio_buffer.commit"}')
+
+    @staticmethod
+    async def _append(socket: ClientConnection, samples: np.ndarray) -> int:
+        if len(samples):
+            await socket.send(json.dumps({"type": "input_audio_buffer.append", "audio": encode_audio(samples)}))
+        return len(samples)
+
+    async def _next_chunk(self, chunks: AsyncIterator[np.ndarray]) -> np.ndarray:
+        """The next input chunk. Shielded: a sender cancelled by a lost connection must not
+        close the caller's audio iterator, which the next connection goes on reading."""
+        if self._reading is None:
+            self._reading = asyncio.ensure_future(anext(chunks))
+        chunk = await asyncio.shield(self._reading)
+        self._reading = None
+        return chunk
+
+    def _time(self) -> float:
+        return self._samples / SAMPLE_RATE
+
+    def _done(self) -> UtteranceDone:
+        stats = UtteranceStats(audio_seconds=self._time(), decode_seconds=None, partial_decodes=0)
+        return UtteranceDone(self._text, self._time(), 0.0, self._time(), stats)
+
+
+def _extend(kept: str, transcript: str, final: bool) -> tuple[str, str]:
+    """``kept`` extended by what ``transcript`` has beyond it, and that extension.
+
+    A transcript that starts with ``kept`` adds its rest. One that disagrees with ``kept`` adds
+    nothing until it is final; a final one then adds its words after the first
+    ``len(kept.split())`` (the kept words stand, as they were already shown).
+    """
+    if transcript.startswith(kept):
+        return transcript, transcript[len(kept) :]
+    if not final or kept.startswith(transcript):
+        return kept, ""
+    words = transcript.split()[len(kept.split()) :]
+    if not words:
+        return kept, ""
+    piece = ("" if kept.endswith(" ") or not kept else " ") + " ".join(words)
+    return kept + piece, piece
