@@ -24,6 +24,7 @@ from voxdesk.engine.kinds import EngineKind
 APP_NAME = "voxdesk"
 ACTION_MODES = ("command", "dictation")
 WHISPER_DEVICES = ("auto", "cpu", "cuda")  # as voxdesk.engine.whisper_models.DEVICES
+SERVER_DIALECTS = ("vllm", "openai")  # a remote server's protocol: vLLM's /v1/realtime, or OpenAI Realtime
 
 
 def config_dir() -> Path:
@@ -52,6 +53,7 @@ class EngineSettings:
     device: str = "auto"  # built-in engine: one of WHISPER_DEVICES
     language: str = "auto"  # built-in engine: a Whisper language code, or auto
     vllm_model: str = "mistralai/Voxtral-Mini-4B-Realtime-2602"
+    server_dialect: str = "vllm"  # one of SERVER_DIALECTS; a tcp:// server_url is Wyoming whatever it says
     server_url: str = "ws://127.0.0.1:8000"
     server_model: str = ""  # "" asks the server for its only model
     api_key: str = ""
@@ -91,7 +93,11 @@ class Settings:
     actions: ActionSettings = field(default_factory=ActionSettings)
 
 
-_CHOICES = {("actions", "mode"): ACTION_MODES, ("engine", "device"): WHISPER_DEVICES}
+_CHOICES = {
+    ("actions", "mode"): ACTION_MODES,
+    ("engine", "device"): WHISPER_DEVICES,
+    ("engine", "server_dialect"): SERVER_DIALECTS,
+}
 
 
 def _coerce(value: Any, default: Any) -> Any:

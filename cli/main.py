@@ -22,6 +22,7 @@ from voxdesk.app.files.reading import AudioFileError, read_audio
 from voxdesk.app.files.transcription import TimedEvent, TranscriptionReport
 from voxdesk.app.listening.engine_choice import is_wyoming
 from voxdesk.app.log import LEVELS, configure_logging
+from voxdesk.app.settings import SERVER_DIALECTS
 from voxdesk.cli.history import (  # history: issue 8
     add_history_parser,
     add_transcribe_history_arguments,
@@ -35,6 +36,7 @@ from voxdesk.cli.wyoming import add_wyoming_arguments, wyoming_config, wyoming_s
 from voxdesk.engine import ENGINE_NAMES, EngineKind, StreamingEngine, create_engine
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings
+from voxdesk.engine.realtime.openai_client import OpenAIRealtimeEngine, OpenAISettings
 from voxdesk.engine.realtime.server import RealtimeServer, ServerConfig
 from voxdesk.engine.vllm_engine import DESKTOP_MAX_NUM_SEQS, VllmSettings
 from voxdesk.engine.whisper_models import BUNDLED_MODEL, DEVICES
@@ -99,6 +101,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     transcribe.add_argument("--model", default="", help="model to ask the server for, or for --engine vllm to load")
     transcribe.add_argument("--api-key", default=os.environ.get("VOXDESK_API_KEY"), help="bearer key for the server")
+    transcribe.add_argument(
+        "--dialect",
+        choices=SERVER_DIALECTS,
+        default="vllm",
+        help="the ws:// server's protocol: vLLM's /v1/realtime (voxdesk serve, vllm serve) or an OpenAI Realtime "
+        "transcription session (OpenAI's API, voxdesk serve); default: %(default)s",
+    )
     add_transcribe_history_arguments(transcribe)  # history: issue 8
     _add_whisper_arguments(transcribe)
     _add_vllm_arguments(transcribe)
@@ -300,6 +309,9 @@ def _engine_for(args: argparse.Namespace) -> StreamingEngine:
     if args.server and is_wyoming(args.server):
         language = None if args.language == "auto" else args.language
         return WyomingEngine(WyomingSettings(url=args.server, model=args.model, language=language))
+    if args.server and args.dialect == "openai":
+        language = None if args.language == "auto" else args.language
+        return OpenAIRealtimeEngine(OpenAISettings(args.server, args.model, args.api_key or None, language))
     if args.server:
         return RemoteEngine(RemoteSettings(url=args.server, model=args.model, api_key=args.api_key or None))
     return _create_engine(args)

@@ -20,8 +20,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from voxdesk.app.settings import Settings
+from voxdesk.app.settings import EngineSettings, Settings
 from voxdesk.engine.kinds import EngineKind
+from voxdesk.engine.realtime.openai_client import OPENAI_REALTIME_URL
 from voxdesk.engine.whisper_catalog import ModelChoice, language_codes
 
 ENGINE_LABELS = {
@@ -29,6 +30,8 @@ ENGINE_LABELS = {
     EngineKind.VLLM: "Local GPU (vLLM)",
     EngineKind.REMOTE: "Remote server (/v1/realtime)",
 }
+SERVER_DIALECT_LABELS = {"vllm": "vLLM / Voxdesk", "openai": "OpenAI Realtime"}
+DEFAULT_URLS = {"vllm": EngineSettings().server_url, "openai": OPENAI_REALTIME_URL}
 DEFAULT_DEVICE_LABEL = "System default"
 WHISPER_DEVICE_LABELS = {
     "auto": "Automatic (NVIDIA GPU when there is one, else CPU)",
@@ -76,14 +79,19 @@ class SettingsDialog(QDialog):
         self.vllm_model.setAccessibleName("vLLM model")
         form.addRow("&vLLM model", self.vllm_model)
 
+        self.server_dialect = QComboBox()
+        self.server_dialect.setAccessibleName("Server kind")
+        for dialect, label in SERVER_DIALECT_LABELS.items():
+            self.server_dialect.addItem(label, dialect)
+        self.server_dialect.setCurrentIndex(max(0, self.server_dialect.findData(settings.engine.server_dialect)))
+        form.addRow("Server ki&nd", self.server_dialect)
+
         self.server_url = QLineEdit(settings.engine.server_url)
         self.server_url.setAccessibleName("Server URL")
-        self.server_url.setPlaceholderText("ws://host:8000, or tcp://host:10300 for Wyoming")
         form.addRow("Server &URL", self.server_url)
 
         self.server_model = QLineEdit(settings.engine.server_model)
         self.server_model.setAccessibleName("Server model")
-        self.server_model.setPlaceholderText("the server's only model")
         form.addRow("Server m&odel", self.server_model)
 
         self.api_key = QLineEdit(settings.engine.api_key)
@@ -116,7 +124,9 @@ class SettingsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
         self.engine.currentIndexChanged.connect(self._enable_engine_fields)
+        self.server_dialect.currentIndexChanged.connect(self._dialect_changed)
         self._enable_engine_fields()
+        self._show_dialect_hints()
 
     def _add_whisper_rows(self, form: QFormLayout, settings: Settings, models: list[ModelChoice]) -> None:
         """The built-in engine's model (with size, languages, on disk or not), language and device."""
@@ -167,8 +177,23 @@ class SettingsDialog(QDialog):
         for widget in builtin:
             widget.setEnabled(kind == EngineKind.BUILTIN)
         self.vllm_model.setEnabled(kind == EngineKind.VLLM)
-        for field in (self.server_url, self.server_model, self.api_key):
+        for field in (self.server_dialect, self.server_url, self.server_model, self.api_key):
             field.setEnabled(kind == EngineKind.REMOTE)
+
+    def _dialect_changed(self) -> None:
+        """A URL left at the other kind's default (or empty) becomes this kind's default."""
+        dialect = self.server_dialect.currentData()
+        if self.server_url.text().strip() in ("", *DEFAULT_URLS.values()):
+            self.server_url.setText(DEFAULT_URLS[dialect])
+        self._show_dialect_hints()
+
+    def _show_dialect_hints(self) -> None:
+        if self.server_dialect.currentData() == "openai":
+            self.server_url.setPlaceholderText(f"{OPENAI_REALTIME_URL}, or ws://host:8000/v1 for voxdesk serve")
+            self.server_model.setPlaceholderText("e.g. gpt-4o-transcribe; empty: the server's default")
+        else:
+            self.server_url.setPlaceholderText("ws://host:8000, or tcp://host:10300 for Wyoming")
+            self.server_model.setPlaceholderText("the server's only model")
 
     def settings(self) -> Settings:
         """The edited settings."""
@@ -179,6 +204,7 @@ class SettingsDialog(QDialog):
         result.engine.language = self.language.currentData()
         result.engine.device = self.whisper_device.currentData()
         result.engine.vllm_model = self.vllm_model.text().strip()
+        result.engine.server_dialect = self.server_dialect.currentData()
         result.engine.server_url = self.server_url.text().strip()
         result.engine.server_model = self.server_model.text().strip()
         result.engine.api_key = self.api_key.text()

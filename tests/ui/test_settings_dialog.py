@@ -66,3 +66,28 @@ def test_the_built_in_engine_model_language_and_device_are_chosen_here(qtbot: Qt
     dialog.engine.setCurrentIndex(dialog.engine.findData("remote"))
     assert not dialog.whisper_model.isEnabled() and not dialog.language.isEnabled()
     assert not dialog.whisper_device.isEnabled()
+
+
+def test_the_openai_kind_defaults_the_url_to_openai_and_keeps_a_typed_one(qtbot: QtBot) -> None:
+    dialog = SettingsDialog(Settings(), [])
+    qtbot.addWidget(dialog)
+    dialog.engine.setCurrentIndex(dialog.engine.findData("remote"))
+    assert dialog.server_dialect.isEnabled() and dialog.server_dialect.currentText() == "vLLM / Voxdesk"
+    dialog.server_dialect.setCurrentIndex(dialog.server_dialect.findData("openai"))
+    assert dialog.server_dialect.currentText() == "OpenAI Realtime"
+    assert dialog.server_url.text() == "wss://api.openai.com/v1/realtime?intent=transcription"
+    dialog.server_model.setText("gpt-4o-transcribe")
+    dialog.api_key.setText("sk-123")
+    edited = dialog.settings().engine
+    assert (edited.server_dialect, edited.server_url, edited.server_model, edited.api_key) == (
+        "openai",
+        "wss://api.openai.com/v1/realtime?intent=transcription",
+        "gpt-4o-transcribe",
+        "sk-123",
+    )
+    dialog.server_dialect.setCurrentIndex(dialog.server_dialect.findData("vllm"))
+    assert dialog.server_url.text() == "ws://127.0.0.1:8000"
+    dialog.server_url.setText("ws://127.0.0.1:9000/v1")
+    dialog.server_dialect.setCurrentIndex(dialog.server_dialect.findData("openai"))
+    assert dialog.server_url.text() == "ws://127.0.0.1:9000/v1", "a URL the user typed was replaced"
+    assert dialog.server_dialect.accessibleName() == "Server kind"
