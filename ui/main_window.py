@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QUrl, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -52,6 +52,7 @@ from voxdesk.app.listening.events import (
     TranscriptChanged,
     UtteranceFinal,
 )
+from voxdesk.app.listening.level import LevelWatch, MeterReading
 from voxdesk.app.log import log_folder
 from voxdesk.app.resources import resource_path
 from voxdesk.engine.kinds import EngineKind
@@ -123,6 +124,10 @@ class MainWindow(QMainWindow):
         self.listen_button.setToolTip("Start or stop listening (Ctrl+Space)")
         self.listen_button.clicked.connect(self._listen_clicked)
         self.meter = LevelMeter()
+        self.level_watch = LevelWatch()
+        self.meter_timer = QTimer(self)  # the held peak falls and silence is noticed between chunks
+        self.meter_timer.setInterval(100)
+        self.meter_timer.timeout.connect(self._refresh_meter)
         self.engine_selector = QComboBox()
         self.engine_selector.setAccessibleName("Speech engine")
         for kind, label in ENGINE_LABELS.items():
@@ -159,6 +164,11 @@ class MainWindow(QMainWindow):
         self.speed_banner.setWordWrap(True)
         self.speed_banner.setStyleSheet("QLabel { background: #fff4ce; color: #4d3900; padding: 6px; }")
         self.speed_banner.hide()
+        self.no_sound_hint = QLabel()
+        self.no_sound_hint.setAccessibleName("No sound from the microphone")
+        self.no_sound_hint.setWordWrap(True)
+        self.no_sound_hint.setStyleSheet("QLabel { background: #fff4ce; color: #4d3900; padding: 6px; }")
+        self.no_sound_hint.hide()
 
         self.transcript_view = TranscriptView()
         self.utterance_list = UtteranceList()
@@ -182,6 +192,7 @@ class MainWindow(QMainWindow):
         layout.addLayout(top)
         layout.addWidget(self.problem_banner)
         layout.addWidget(self.speed_banner)
+        layout.addWidget(self.no_sound_hint)
         layout.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.setAcceptDrops(True)
@@ -334,7 +345,7 @@ class MainWindow(QMainWindow):
 
     def on_event(self, event: ControllerEvent) -> None:
         if isinstance(event, AudioLevel):
-            self.meter.set_level(event.rms, event.peak)
+            self._show_reading(self.level_watch.add(event))
         elif isinstance(event, TranscriptChanged):
             self.transcript_view.show_utterance(event.utterance)
             self.utterance_list.show_utterance(event.utterance)
@@ -361,10 +372,28 @@ class MainWindow(QMainWindow):
         self.listen_button.setChecked(event.listening)
         self.listen_button.setText("Stop" if event.listening else "Listen")
         self.listen_button.setAccessibleDescription("listening" if event.listening else "not listening")
-        if not event.listening:
-            self.meter.set_level(0.0, 0.0)
+        if event.listening:
+            self.level_watch.start()
+            self.meter_timer.start()
+        else:
+            self.level_watch.stop()
+            self.meter_timer.stop()
+        self._refresh_meter()
         icon = "voxdesk-listening.svg" if event.listening else "voxdesk.svg"
         self.setWindowIcon(QIcon(str(resource_path("icons", icon))))
+
+    def _refresh_meter(self) -> None:
+        self._show_reading(self.level_watch.reading())
+
+    def _show_reading(self, reading: MeterReading) -> None:
+        self.meter.show_reading(reading)
+        if reading.no_sound and not self.no_sound_hint.isVisible():
+            seconds = self.level_watch.no_sound_seconds
+            self.no_sound_hint.setText(
+                f"No sound from the microphone for {seconds:.0f} s. Is it muted, turned down, or is another "
+                "microphone meant? Choose it in Settings (Ctrl+,)."
+            )
+        self.no_sound_hint.setVisible(reading.no_sound)
 
     def _show_engine(self, status: EngineStatus) -> None:
         self.engine_selector.setCurrentIndex(self.engine_selector.findData(self.controller.settings.engine.kind))

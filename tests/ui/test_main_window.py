@@ -17,6 +17,7 @@ from voxdesk.app.listening.events import (
     TranscriptChanged,
     UtteranceFinal,
 )
+from voxdesk.app.listening.level import MeterReading
 from voxdesk.app.listening.transcript import Utterance
 from voxdesk.app.settings import Settings
 from voxdesk.ui.main_window import MainWindow
@@ -132,10 +133,12 @@ def test_listening_state_and_level_meter(qtbot: QtBot) -> None:
     controller.report(ListeningChanged(True))
     assert window.listen_button.isChecked() and window.listen_button.text() == "Stop"
     controller.report(AudioLevel(rms=0.1, peak=0.5))
-    assert (window.meter.rms, window.meter.peak) == (0.1, 0.5)
+    reading = window.meter.reading
+    assert (round(reading.rms_db), round(reading.peak_db), round(reading.held_peak_db)) == (-20, -6, -6)
+    assert window.meter.accessibleDescription() == "-20 dB, peak -6 dB"
     controller.report(ListeningChanged(False))
     assert not window.listen_button.isChecked() and window.listen_button.text() == "Listen"
-    assert window.meter.rms == 0.0
+    assert window.meter.reading == MeterReading()
 
 
 def test_transcript_follows_new_text_until_the_user_scrolls_up(qtbot: QtBot) -> None:
