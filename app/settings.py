@@ -54,7 +54,7 @@ class EngineSettings:
     language: str = "auto"  # built-in engine: a Whisper language code, or auto
     vllm_model: str = "mistralai/Voxtral-Mini-4B-Realtime-2602"
     server_dialect: str = "vllm"  # one of SERVER_DIALECTS; a tcp:// server_url is Wyoming whatever it says
-    server_url: str = "ws://127.0.0.1:8000"
+    server_url: str = "ws://127.0.0.1:8000"  # several: comma-separated, failed over in that order
     server_model: str = ""  # "" asks the server for its only model
     api_key: str = ""
 

@@ -31,6 +31,7 @@ from voxdesk.cli.history import (  # history: issue 8
     save_transcription,
 )
 from voxdesk.cli.models import add_models_parser, run_models
+from voxdesk.cli.server_urls import ServerUrls
 from voxdesk.cli.terminal import LiveTranscriptPrinter, ProgressBar, event_to_json, print_summary
 from voxdesk.cli.wyoming import add_wyoming_arguments, wyoming_config, wyoming_server
 from voxdesk.engine import ENGINE_NAMES, EngineKind, StreamingEngine, create_engine
@@ -72,7 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=(*ENGINE_NAMES, EngineKind.REMOTE),
         help="window: speech engine for this run (overrides settings)",
     )
-    parser.add_argument("--server", metavar="URL", help="window: use the /v1/realtime server at URL for this run")
+    parser.add_argument(
+        "--server",
+        metavar="URL",
+        action=ServerUrls,
+        help="window: use the /v1/realtime server at URL for this run (several: comma-separated or repeated)",
+    )
     parser.add_argument("--device", metavar="NAME", help="window: microphone for this run (as listed in Settings)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     transcribe = commands.add_parser(
@@ -97,7 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     transcribe.add_argument(
         "--server",
         metavar="URL",
-        help="use the /v1/realtime server at URL (ws:// or wss://), or a Wyoming one (tcp://)",
+        action=ServerUrls,
+        help="use the /v1/realtime server at URL (ws:// or wss://), or a Wyoming one (tcp://); several "
+        "/v1/realtime servers (comma-separated or --server repeated) are failed over in that order",
     )
     transcribe.add_argument("--model", default="", help="model to ask the server for, or for --engine vllm to load")
     transcribe.add_argument("--api-key", default=os.environ.get("VOXDESK_API_KEY"), help="bearer key for the server")
@@ -334,7 +342,7 @@ async def _transcribe(args: argparse.Namespace) -> int:
                 print(f"\n==> {path} <==", flush=True)
             report = await _transcribe_file(engine, audio, path, args)
             save_transcription(args, path, output, engine.name, report)  # history: issue 8
-            if report.errors:
+            if report.lost_words:
                 status = 1
             if report.partial:
                 return 130

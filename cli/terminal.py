@@ -11,13 +11,14 @@ from tqdm import tqdm
 
 from voxdesk.app.files.job import FileProgress
 from voxdesk.app.files.transcription import TimedEvent, TranscriptionReport
-from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone
+from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, TextRetracted, UtteranceDone
 
 __all__ = ["LiveTranscriptPrinter", "ProgressBar", "Writer", "event_to_json", "print_summary"]
 
 _EVENT_TYPES: dict[type, str] = {
     TextDelta: "delta",
     ProvisionalText: "provisional",
+    TextRetracted: "retracted",
     UtteranceDone: "done",
     StreamError: "error",
 }
@@ -59,6 +60,8 @@ class LiveTranscriptPrinter:
             self._committed += event.text
         elif isinstance(event, ProvisionalText):
             self._tail = event.text
+        elif isinstance(event, TextRetracted):
+            self._committed = self._tail = ""
         elif isinstance(event, UtteranceDone):
             self._committed = self._tail = ""
             if event.text:

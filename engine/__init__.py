@@ -15,6 +15,7 @@ from voxdesk.engine.events import (
     StreamError,
     StreamErrorCode,
     TextDelta,
+    TextRetracted,
     UtteranceDone,
     UtteranceStats,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "StreamErrorCode",
     "StreamingEngine",
     "TextDelta",
+    "TextRetracted",
     "UtteranceDone",
     "UtteranceStats",
     "VoxdeskError",

@@ -17,6 +17,7 @@ __all__ = [
     "StreamError",
     "StreamErrorCode",
     "TextDelta",
+    "TextRetracted",
     "UtteranceDone",
     "UtteranceStats",
 ]
@@ -24,9 +25,11 @@ __all__ = [
 
 @dataclass(frozen=True)
 class TextDelta:
-    """Text the engine commits to: append-only, never revised, possibly ``""``.
+    """Text the engine commits to: append-only, possibly ``""``; only a ``TextRetracted``
+    withdraws it.
 
-    All deltas of one utterance, concatenated in order, equal its ``UtteranceDone.text``.
+    All deltas of one utterance after its last ``TextRetracted``, concatenated in order, equal
+    its ``UtteranceDone.text``.
     """
 
     text: str
@@ -41,6 +44,18 @@ class ProvisionalText:
     """
 
     text: str
+    audio_time: float
+
+
+@dataclass(frozen=True)
+class TextRetracted:
+    """Everything shown for the utterance in progress is withdrawn: its committed deltas and
+    its provisional text. Its audio is being transcribed again and new deltas follow.
+
+    The remote engine sends it when it moves to another server in the middle of an utterance
+    and replays the audio the lost server had not finalized.
+    """
+
     audio_time: float
 
 
@@ -112,4 +127,4 @@ class StreamError:
     fatal: bool = True
 
 
-EngineEvent = TextDelta | ProvisionalText | UtteranceDone | StreamError
+EngineEvent = TextDelta | ProvisionalText | TextRetracted | UtteranceDone | StreamError

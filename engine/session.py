@@ -24,12 +24,15 @@ Audio in
     such an iterable.
 
 Events out (:mod:`voxdesk.engine.events`)
-    - ``TextDelta``: committed text, append-only. The deltas of one utterance concatenate
-      exactly to that utterance's final text. It may be ``""``: the vLLM engine yields one
-      delta per model step, as vLLM's server sends them.
+    - ``TextDelta``: committed text, append-only. The deltas of one utterance (after its last
+      ``TextRetracted``, if any) concatenate exactly to that utterance's final text. It may be
+      ``""``: the vLLM engine yields one delta per model step, as vLLM's server sends them.
     - ``ProvisionalText``: the engine's current guess after the committed text; each one
       replaces the previous one, ``""`` clears it. Engines that never revise text (vLLM)
       do not send it.
+    - ``TextRetracted``: the utterance in progress lost its text (committed and provisional);
+      its audio is transcribed again and new deltas follow. Only the remote engine sends it,
+      after moving to another server mid-utterance.
     - ``UtteranceDone``: the final text of one utterance, its detected speech bounds and
       stats. A stream holds any number of utterances one after another. Engines without
       their own voice-activity detection (vLLM, remote) make the whole stream one utterance

@@ -192,7 +192,7 @@ class SettingsDialog(QDialog):
             self.server_url.setPlaceholderText(f"{OPENAI_REALTIME_URL}, or ws://host:8000/v1 for voxdesk serve")
             self.server_model.setPlaceholderText("e.g. gpt-4o-transcribe; empty: the server's default")
         else:
-            self.server_url.setPlaceholderText("ws://host:8000, or tcp://host:10300 for Wyoming")
+            self.server_url.setPlaceholderText("ws://host:8000 (several: comma-separated), tcp://host:10300 (Wyoming)")
             self.server_model.setPlaceholderText("the server's only model")
 
     def settings(self) -> Settings:

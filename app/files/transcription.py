@@ -11,7 +11,7 @@ import numpy as np
 
 from voxdesk.app.files.pacing import paced_chunks
 from voxdesk.engine.clock import DeliveryClock
-from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta, UtteranceDone
+from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamError, StreamErrorCode, TextDelta, UtteranceDone
 from voxdesk.engine.session import SAMPLE_RATE, StreamingEngine
 
 __all__ = ["TimedEvent", "TranscriptionReport", "UtteranceReport", "percentile", "transcribe_audio"]
@@ -60,6 +60,12 @@ class TranscriptionReport:
     def text(self) -> str:
         """All non-empty final texts, space-separated."""
         return " ".join(u.done.text for u in self.utterances if u.done.text)
+
+    @property
+    def lost_words(self) -> bool:
+        """Whether an error may have cost words: any but a connection loss the engine recovered
+        from (the remote engine replays the lost server's unfinished audio to the next one)."""
+        return any(e.fatal or e.code != StreamErrorCode.CONNECTION_LOST for e in self.errors)
 
     @property
     def decode_seconds(self) -> float | None:

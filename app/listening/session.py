@@ -28,7 +28,7 @@ from voxdesk.app.listening.events import ControllerEvent, Problem, TranscriptCha
 from voxdesk.app.listening.transcript import Transcript, Utterance
 from voxdesk.engine.clock import DeliveryClock
 from voxdesk.engine.errors import AudioFormatError
-from voxdesk.engine.events import ProvisionalText, StreamError, TextDelta, UtteranceDone
+from voxdesk.engine.events import ProvisionalText, StreamError, TextDelta, TextRetracted, UtteranceDone
 from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, StreamingEngine
 from voxdesk.engine.vad import Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
 
@@ -153,6 +153,9 @@ class ListeningSession:
                         self._transcript.set_provisional(utterance.id, event.text)
                     self._changed(utterance.id)
                     self._on_engine_alive()
+                elif isinstance(event, TextRetracted) and utterance is not None:
+                    self._transcript.retract(utterance.id)
+                    self._changed(utterance.id)
                 elif isinstance(event, UtteranceDone):
                     start = stream.speech_start if stream.speech_start is not None else offset + event.speech_start
                     end = stream.speech_end if stream.speech_end is not None else offset + event.speech_end

@@ -64,6 +64,14 @@ class Transcript:
             utterance.provisional = text
         return utterance
 
+    def retract(self, utterance_id: int) -> Utterance | None:
+        """Withdraw an utterance's committed and provisional text: the engine transcribes its
+        audio again (a remote engine that moved to another server) and commits it anew."""
+        utterance = self._utterances.get(utterance_id)
+        if utterance is not None:
+            utterance.committed = utterance.provisional = ""
+        return utterance
+
     def finish(
         self, utterance_id: int, text: str, start: float, end: float, language: str | None = None
     ) -> Utterance | None:

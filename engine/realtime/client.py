@@ -5,10 +5,12 @@ Works against vLLM's server and ``voxdesk serve`` alike, following the client ch
 non-final commit per stream, audio as base64 PCM16 at 16 kHz, then ``final`` and a wait for
 ``transcription.done``.
 
-A dropped connection is reported as a non-fatal ``StreamError`` (``connection_lost``) and
-retried with backoff; every delta received before the drop stays committed, and the stream
-goes on in a new generation. Audio sent to the lost connection whose text had not come back
-yet is not transcribed.
+Several servers may be given (``url`` lists them, separated by commas). A refused or dropped
+connection is reported as a non-fatal ``StreamError`` (``connection_lost``) and the session
+moves to the next server, with backoff once every server has failed in a row. Nothing heard is
+lost: the client keeps the stream's audio until the server finalizes it (``transcription.done``),
+and on a new connection it sends ``TextRetracted`` (the lost server's unfinished text is
+withdrawn) and replays that audio, so the new server's deltas make the whole final text.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from voxdesk.engine.events import (
     StreamError,
     StreamErrorCode,
     TextDelta,
+    TextRetracted,
     UtteranceDone,
     UtteranceStats,
 )
@@ -51,7 +54,10 @@ from voxdesk.engine.realtime.events import (
 )
 from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
 
-__all__ = ["RemoteEngine", "RemoteSettings", "backoff", "encode_audio"]
+__all__ = ["RemoteEngine", "RemoteSettings", "backoff", "encode_audio", "split_urls"]
+
+_REPLAY_SAMPLES = SAMPLE_RATE  # audio per append message when replaying to a new server
+_REFUSED_KEY = {401, 403}  # HTTP statuses no other server or retry will answer differently
 
 # Errors after which retrying the same request cannot help.
 _FATAL_CODES = {StreamErrorCode.MODEL_NOT_FOUND, StreamErrorCode.INVALID_EVENT, StreamErrorCode.MODEL_NOT_VALIDATED}
@@ -69,11 +75,11 @@ def _stream_code(code: str | None) -> StreamErrorCode:
 class RemoteSettings:
     """Where the server is and how to talk to it."""
 
-    url: str  # ws://host:port or wss://host:port, with or without /v1/realtime
+    url: str  # ws://host:port or wss://host:port, with or without /v1/realtime; several: comma-separated
     model: str = ""
     api_key: str | None = None
     provisional: bool = True  # ask for Voxdesk's provisional-text extension (vLLM ignores it)
-    max_retries: int = 5
+    max_retries: int = 5  # failed rounds over every server in a row before the session gives up
     open_timeout: float = 10.0
     ca_file: str | None = None  # extra CA certificate(s) to trust for wss:// (e.g. a self-signed server)
 
@@ -90,6 +96,11 @@ def encode_audio(samples: np.ndarray) -> str:
     """Float32 samples in [-1, 1] to base64 PCM16 little-endian, as vLLM's clients do."""
     pcm = (np.clip(samples, -1.0, 1.0) * 32767).astype("<i2")
     return base64.b64encode(pcm.tobytes()).decode("ascii")
+
+
+def split_urls(urls: str) -> list[str]:
+    """The server URLs in a comma-separated list, blanks dropped."""
+    return [url.strip() for url in urls.split(",") if url.strip()]
 
 
 def realtime_url(url: str) -> str:
@@ -110,23 +121,43 @@ class RemoteEngine:
 
     def __init__(self, settings: RemoteSettings) -> None:
         self.settings = settings
-        self.url = realtime_url(settings.url)
+        self.urls = [realtime_url(url) for url in split_urls(settings.url)] or [realtime_url(settings.url)]
+        self._current = 0  # the server the next session starts on: the last one that answered
+
+    @property
+    def url(self) -> str:
+        """The server sessions start on now."""
+        return self.urls[self._current]
+
+    def move_on(self) -> str:
+        """Make the next server in the list current; its URL."""
+        self._current = (self._current + 1) % len(self.urls)
+        return self.url
 
     async def load(self, progress: ProgressCallback | None = None) -> None:
-        """Check that the server answers, accepts the key and serves the model.
+        """Check that a server answers (the first that does becomes current), accepts the key
+        and serves the model.
 
         Raises:
-            EngineUnavailable: unreachable server, refused key, or a model it does not serve.
+            EngineUnavailable: no server reachable, a refused key, or a model it does not serve.
         """
-        if progress:
-            progress(f"connecting to {self.url}", 0.0)
-        try:
-            async with self.connect() as socket:
-                await socket.recv()  # session.created
-        except InvalidStatus as refused:
-            raise EngineUnavailable(self._refusal(refused)) from refused
-        except (OSError, InvalidHandshake, InvalidURI, TimeoutError, ConnectionClosed) as exc:
-            raise EngineUnavailable(f"cannot reach the speech server at {self.url}: {exc}") from exc
+        failures: list[str] = []
+        for _ in self.urls:
+            if progress:
+                progress(f"connecting to {self.url}", 0.0)
+            try:
+                async with self.connect() as socket:
+                    await socket.recv()  # session.created
+                break
+            except InvalidStatus as refused:
+                if refused.response.status_code in _REFUSED_KEY or len(self.urls) == 1:
+                    raise EngineUnavailable(self._refusal(refused)) from refused
+                failures.append(self._refusal(refused))
+            except (OSError, InvalidHandshake, InvalidURI, TimeoutError, ConnectionClosed) as exc:
+                failures.append(f"cannot reach the speech server at {self.url}: {exc}")
+            self.move_on()
+        else:
+            raise EngineUnavailable("; ".join(failures))
         if self.settings.model:
             served = await asyncio.to_thread(self._served_models)
             if served is not None and self.settings.model not in served:
@@ -181,16 +212,18 @@ class RemoteEngine:
 
 
 class _RemoteSession:
-    """One stream over as many connections as it takes."""
+    """One stream over as many connections, to as many servers, as it takes."""
 
     def __init__(self, engine: RemoteEngine) -> None:
         self._engine = engine
-        self._sent = 0  # samples sent, over all connections
-        self._text = ""  # every delta yielded so far
-        self._new_generation = False  # the next delta starts a new server generation
+        self._heard: list[np.ndarray] = []  # every chunk read: the server finalizes them only with done
+        self._sent = 0  # samples sent at least once, over all connections
+        self._shown = False  # text (committed or provisional) reached the caller since the last retraction
+        self._text = ""  # deltas yielded since the last retraction
         self._tokens = (0, 0)
         self._reading: asyncio.Future[np.ndarray] | None = None  # survives reconnects
-        self._unsent: np.ndarray | None = None  # a chunk whose send was cut off
+        self._input_ended = False
+        self._committed = False  # the final commit went out on the current connection
 
     async def run(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
         try:
@@ -201,55 +234,65 @@ class _RemoteSession:
                 self._reading.cancel()
 
     async def _connections(self, chunks: AsyncIterator[np.ndarray]) -> AsyncIterator[EngineEvent]:
-        """One generation per connection until ``done``, reconnecting with backoff after drops."""
+        """One generation per connection until ``done``; after a refusal or a drop the next
+        server, with backoff once every server failed in a row."""
+        engine = self._engine
         delays = backoff()
         failures = 0
         while True:
             try:
-                async with self._engine.connect() as socket:
+                async with engine.connect() as socket:
+                    await socket.recv()  # session.created
                     failures = 0
                     async for event in self._generation(socket, chunks):
                         yield event
                     return
             except InvalidStatus as refused:
-                yield StreamError(StreamErrorCode.UNAUTHORIZED, self._engine._refusal(refused), self._time())
-                return
-            except (_ConnectionLost, ConnectionClosed, OSError, InvalidHandshake, TimeoutError) as lost:
-                failures += 1
-                if failures > self._engine.settings.max_retries:
-                    yield StreamError(
-                        StreamErrorCode.CONNECTION_LOST,
-                        f"gave up reconnecting to {self._engine.url}: {lost}",
-                        self._time(),
-                    )
+                if refused.response.status_code in _REFUSED_KEY:
+                    yield StreamError(StreamErrorCode.UNAUTHORIZED, engine._refusal(refused), self._time())
                     return
+                lost: Exception = refused
+            except (_ConnectionLost, ConnectionClosed, OSError, InvalidHandshake, TimeoutError) as dropped:
+                lost = dropped
+            failures += 1
+            if failures > engine.settings.max_retries * len(engine.urls):
                 yield StreamError(
                     StreamErrorCode.CONNECTION_LOST,
-                    f"connection to the speech server lost ({lost}); reconnecting",
+                    f"gave up reconnecting to {', '.join(engine.urls)}: {lost}",
                     self._time(),
-                    fatal=False,
                 )
-                self._new_generation = bool(self._text)
+                return
+            lost_url, next_url = engine.url, engine.move_on()
+            yield StreamError(
+                StreamErrorCode.CONNECTION_LOST,
+                f"speech server {lost_url} lost ({lost}); going on with {next_url}",
+                self._time(),
+                fatal=False,
+            )
+            if self._shown:
+                self._shown, self._text = False, ""
+                yield TextRetracted(self._time())
+            if failures % len(engine.urls) == 0:  # every server failed in a row: wait before the next round
                 await asyncio.sleep(next(delays))
 
     async def _generation(
         self, socket: ClientConnection, chunks: AsyncIterator[np.ndarray]
     ) -> AsyncIterator[EngineEvent]:
         settings = self._engine.settings
-        await socket.recv()  # session.created
         await socket.send(SessionUpdate(model=settings.model, provisional=settings.provisional).to_json())
         await socket.send(InputAudioBufferCommit(final=False).to_json())
+        self._committed = False
         sender = asyncio.create_task(self._send_audio(socket, chunks))
         try:
             while True:
                 frame = await self._receive(socket, sender)
                 event = parse_server_event(frame)
                 if isinstance(event, TranscriptionDelta) and event.delta:
-                    piece = (" " if self._new_generation and not event.delta.startswith(" ") else "") + event.delta
-                    self._new_generation = False
-                    self._text += piece
-                    yield TextDelta(piece, self._time())
+                    self._text += event.delta
+                    self._shown = True
+                    yield TextDelta(event.delta, self._time())
                 elif isinstance(event, TranscriptionProvisional):
+                    self._shown = self._shown or bool(event.text)
                     yield ProvisionalText(event.text, self._time())
                 elif isinstance(event, TranscriptionDone):
                     if event.usage is not None:
@@ -257,6 +300,10 @@ class _RemoteSession:
                     yield self._done()
                     return
                 elif isinstance(event, ErrorEvent):
+                    if event.code == StreamErrorCode.SERVER_SHUTDOWN and not self._committed:
+                        # The server ends the utterance early with what it has: another one
+                        # transcribes all of it instead.
+                        raise _ConnectionLost(f"the server is shutting down: {event.error}")
                     fatal = event.code in _FATAL_CODES or event.code == StreamErrorCode.PROCESSING_ERROR
                     yield StreamError(_stream_code(event.code), event.error, self._time(), fatal=fatal)
                     if fatal:
@@ -284,17 +331,24 @@ class _RemoteSession:
         return frame if isinstance(frame, str) else frame.decode()
 
     async def _send_audio(self, socket: ClientConnection, chunks: AsyncIterator[np.ndarray]) -> None:
-        while True:
-            if self._unsent is None:
-                try:
-                    self._unsent = check_chunk(await self._next_chunk(chunks))
-                except StopAsyncIteration:
-                    break
-            if len(self._unsent):
-                await socket.send(InputAudioBufferAppend(audio=encode_audio(self._unsent)).to_json())
-                self._sent += len(self._unsent)
-            self._unsent = None
+        """The audio heard so far (a new server's replay), then the rest as it comes, then the final commit."""
+        if self._heard:
+            heard = np.concatenate(self._heard)
+            for start in range(0, len(heard), _REPLAY_SAMPLES):
+                piece = heard[start : start + _REPLAY_SAMPLES]
+                await socket.send(InputAudioBufferAppend(audio=encode_audio(piece)).to_json())
+        while not self._input_ended:
+            try:
+                chunk = check_chunk(await self._next_chunk(chunks))
+            except StopAsyncIteration:
+                self._input_ended = True
+                break
+            if len(chunk):
+                self._heard.append(chunk)
+                await socket.send(InputAudioBufferAppend(audio=encode_audio(chunk)).to_json())
+                self._sent += len(chunk)
         await socket.send(InputAudioBufferCommit(final=True).to_json())
+        self._committed = True
 
     async def _next_chunk(self, chunks: AsyncIterator[np.ndarray]) -> np.ndarray:
         """The next input chunk. Shielded: a sender cancelled by a lost connection must not

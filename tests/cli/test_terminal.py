@@ -3,7 +3,15 @@ import json
 
 from voxdesk.app.files.transcription import TimedEvent
 from voxdesk.cli.terminal import LiveTranscriptPrinter, event_to_json
-from voxdesk.engine import EngineEvent, ProvisionalText, StreamError, StreamErrorCode, TextDelta, UtteranceDone
+from voxdesk.engine import (
+    EngineEvent,
+    ProvisionalText,
+    StreamError,
+    StreamErrorCode,
+    TextDelta,
+    TextRetracted,
+    UtteranceDone,
+)
 
 EVENTS: list[EngineEvent] = [
     ProvisionalText("Set a timer.", 0.9),
@@ -54,3 +62,17 @@ def test_summary_says_n_a_for_figures_an_engine_does_not_report() -> None:
     assert "Hello there." in out.getvalue()
     assert "Real-time factor n/a (decoding), 1.05 (wall)" in out.getvalue()
     assert "median 0.40 s" in out.getvalue()
+
+
+def test_a_retraction_clears_the_live_line_and_is_a_json_line() -> None:
+    out = io.StringIO()
+    printer = LiveTranscriptPrinter(out, interactive=True)
+    events: list[EngineEvent] = [TextDelta("Set a", 1.4), TextRetracted(1.5), TextDelta("Set", 1.6)]
+    for event in events:
+        printer(TimedEvent(event, 0.0))
+    assert out.getvalue().split("\r\x1b[K")[-1] == "Set\x1b[2m\x1b[0m"
+    assert json.loads(event_to_json(TimedEvent(TextRetracted(1.5), 2.0))) == {
+        "type": "retracted",
+        "audio_time": 1.5,
+        "wall_time": 2.0,
+    }

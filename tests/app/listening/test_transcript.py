@@ -50,3 +50,15 @@ def test_discarded_utterances_vanish() -> None:
     transcript.commit(kept.id, "kept")
     transcript.discard(noise.id)
     assert [u.id for u in transcript.utterances()] == [kept.id]
+
+
+def test_a_retraction_withdraws_committed_and_provisional_text_until_new_deltas_come() -> None:
+    transcript = Transcript()
+    utterance = transcript.open()
+    transcript.commit(utterance.id, "search for")
+    transcript.set_provisional(utterance.id, " weather")
+    transcript.retract(utterance.id)
+    assert transcript.get(utterance.id).text == ""  # type: ignore[union-attr]
+    transcript.commit(utterance.id, "search for weather")
+    assert transcript.text() == "search for weather"
+    assert transcript.retract(999) is None

@@ -15,11 +15,11 @@ from tests.speech_fixtures import Fixture
 from tests.tcp_proxy import CuttableProxy
 from voxdesk.app.files.transcription import transcribe_audio
 from voxdesk.app.textnorm import normalize_text
-from voxdesk.engine import EngineUnavailable, ProvisionalText, StreamError, TextDelta, UtteranceDone
+from voxdesk.engine import EngineUnavailable, ProvisionalText, StreamError, TextDelta, TextRetracted, UtteranceDone
 from voxdesk.engine.builtin import BuiltinEngine
 from voxdesk.engine.events import EngineEvent
 from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings, backoff
-from voxdesk.engine.realtime.server import ServerConfig, running_server
+from voxdesk.engine.realtime.server import RealtimeServer, ServerConfig, running_server
 from voxdesk.engine.testing import FakeTickEngine
 
 
@@ -44,13 +44,22 @@ def test_remote_engine_transcribes_through_voxdesk_serve(
     assert any(isinstance(e, ProvisionalText) and e.text for e in events), "the provisional extension was not used"
 
 
-def test_remote_engine_keeps_committed_text_and_reconnects_after_a_dropped_connection() -> None:
-    audio = np.full(16_000 * 4, 0.1, np.float32)  # 4 s: 50 ticks from the fake engine
-
-    async def paced() -> AsyncIterator[np.ndarray]:
+def _paced(audio: np.ndarray) -> AsyncIterator[np.ndarray]:
+    async def chunks() -> AsyncIterator[np.ndarray]:
         for start in range(0, len(audio), 1600):
             await asyncio.sleep(0.02)
             yield audio[start : start + 1600]
+
+    return chunks()
+
+
+def _after_last_retraction(events: list[EngineEvent]) -> list[EngineEvent]:
+    retractions = [i for i, e in enumerate(events) if isinstance(e, TextRetracted)]
+    return events[retractions[-1] + 1 :] if retractions else events
+
+
+def test_a_dropped_connection_replays_the_unfinished_audio_and_loses_no_words() -> None:
+    audio = np.full(16_000 * 4, 0.1, np.float32)  # 4 s: exactly 50 ticks from the fake engine
 
     async def scenario() -> tuple[list[EngineEvent], int]:
         async with (
@@ -59,7 +68,7 @@ def test_remote_engine_keeps_committed_text_and_reconnects_after_a_dropped_conne
         ):
             remote = RemoteEngine(RemoteSettings(url=f"ws://127.0.0.1:{proxy.port}"))
             events: list[EngineEvent] = []
-            async for event in remote.stream(paced()):
+            async for event in remote.stream(_paced(audio)):
                 events.append(event)
                 if sum(isinstance(e, TextDelta) for e in events) == 10 and proxy.cuts == 0:
                     proxy.cut()
@@ -69,13 +78,46 @@ def test_remote_engine_keeps_committed_text_and_reconnects_after_a_dropped_conne
     assert cuts == 1
     lost = [e for e in events if isinstance(e, StreamError)]
     assert [(e.code, e.fatal) for e in lost] == [("connection_lost", False)]
-    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    assert sum(isinstance(e, TextRetracted) for e in events) == 1, "the lost server's text was not withdrawn"
+    assert "".join(e.text for e in events[: events.index(lost[0])] if isinstance(e, TextDelta)) == "tick " * 10
     [done] = [e for e in events if isinstance(e, UtteranceDone)]
-    assert "".join(deltas) == done.text
-    before_cut = deltas[:10]
-    assert "".join(before_cut) == "tick " * 10, "text committed before the drop was lost"
-    assert done.text.startswith("tick " * 10)
-    assert done.text.count("tick") > 20, "the stream did not go on after reconnecting"
+    assert done.text == "tick " * 50, "audio was lost or heard twice across the drop"
+    assert "".join(e.text for e in _after_last_retraction(events) if isinstance(e, TextDelta)) == done.text
+    times = [e.audio_time for e in events]
+    assert times == sorted(times)
+
+
+def test_failover_moves_to_the_next_server_when_one_refuses_or_dies() -> None:
+    audio = np.full(16_000 * 3, 0.1, np.float32)  # 3 s: 37 ticks
+
+    async def scenario() -> tuple[list[EngineEvent], list[str], list[str]]:
+        async with (
+            running_server(FakeTickEngine(), ServerConfig(port=0)) as first,
+            running_server(FakeTickEngine(), ServerConfig(port=0)) as second,
+            CuttableProxy(first.port) as proxy,
+        ):
+            loading = RealtimeServer(FakeTickEngine(), ServerConfig(port=0), loaded=False)  # answers 503
+            await loading.start()
+            urls = [f"ws://127.0.0.1:{port}" for port in (loading.port, proxy.port, second.port)]
+            remote = RemoteEngine(RemoteSettings(url=f"{urls[0]}, {urls[1]},{urls[2]}"))
+            await remote.load()
+            used = [remote.url]
+            events: list[EngineEvent] = []
+            async for event in remote.stream(_paced(audio)):
+                events.append(event)
+                if sum(isinstance(e, TextDelta) for e in events) == 5 and proxy.cuts == 0:
+                    proxy.cut()
+                    await first.shutdown()  # gone for good: the session must move on
+            used.append(remote.url)
+            await loading.shutdown()
+            return events, urls, used
+
+    events, urls, used = asyncio.run(scenario())
+    assert used == [f"{urls[1]}/v1/realtime", f"{urls[2]}/v1/realtime"]  # 503 while loading: skipped
+    [lost] = [e for e in events if isinstance(e, StreamError)]
+    assert not lost.fatal and f"going on with {urls[2]}" in lost.message
+    [done] = [e for e in events if isinstance(e, UtteranceDone)]
+    assert done.text == "tick " * 37
 
 
 def test_a_refused_api_key_is_a_clear_error(engine: BuiltinEngine) -> None:
