@@ -64,6 +64,7 @@ class ListeningSettings:
     silence_ms: int = 600  # pause that ends an utterance
     toggle_shortcut: str = "Ctrl+Alt+Space"  # global where the platform allows it
     hold_to_talk_key: str = "F9"  # global where the platform allows it; "" turns it off
+    overlay: bool = True  # a small always-on-top box with the text while a shortcut dictates
 
 
 @dataclass

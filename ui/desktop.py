@@ -15,12 +15,13 @@ from typing import Any
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
-from voxdesk.app.actions import Services
+from voxdesk.app.actions import ActionRecord, Services
 from voxdesk.app.assistant import Assistant
 from voxdesk.app.history.store import HistoryError, HistoryStore
 from voxdesk.app.hotkeys import GlobalHotkeys
-from voxdesk.app.listening.capture import MicrophoneUnavailable, list_input_devices
-from voxdesk.app.listening.events import ControllerEvent, ListeningChanged, Problem
+from voxdesk.app.listening.capture import AudioLevel, MicrophoneUnavailable, list_input_devices
+from voxdesk.app.listening.events import ControllerEvent, ListeningChanged, ListenTrigger, Problem
+from voxdesk.app.listening.overlay import OverlayFeed
 from voxdesk.app.log import configure_logging, log_folder
 from voxdesk.app.resources import resource_path
 from voxdesk.app.settings import Settings, load_settings, save_settings
@@ -30,6 +31,7 @@ from voxdesk.engine.whisper_catalog import model_choices
 from voxdesk.ui import smoke_test
 from voxdesk.ui.actions_panel import ActionsPanel
 from voxdesk.ui.desktop_services import QtClipboard, TrayNotifier
+from voxdesk.ui.dictation_overlay import DictationOverlay
 from voxdesk.ui.file_queue import FileQueuePanel
 from voxdesk.ui.history_panel import HistoryPanel
 from voxdesk.ui.main_window import MainWindow
@@ -105,6 +107,10 @@ class Desktop:
         self.window.add_panel(self.files_panel, "&Files")
         self.window.transcribe_requested.connect(self.transcribe_files)
         self.files_panel.show_session_requested.connect(self.show_session)
+        self.overlay = DictationOverlay()
+        self.overlay_feed = OverlayFeed(lambda: self.controller.settings.listening.overlay)
+        self.controller.subscribe(self._follow_for_overlay)
+        self.assistant.center.add_record_listener(self._action_for_overlay)
         self._quit = asyncio.Event()
         for warning in warnings:
             self.window.show_problem(warning)
@@ -136,6 +142,16 @@ class Desktop:
         if self.history_panel.select_session(session_id):
             self.window.tabs.setCurrentWidget(self.history_panel)
 
+    def _follow_for_overlay(self, event: ControllerEvent) -> None:
+        if isinstance(event, AudioLevel):
+            self.overlay.show_reading(self.window.level_watch.reading())
+        elif self.overlay_feed.on_event(event):
+            self.overlay.show_state(self.overlay_feed.state, self.controller.listening)
+
+    def _action_for_overlay(self, record: ActionRecord) -> None:
+        if self.overlay_feed.on_record(record):
+            self.overlay.show_state(self.overlay_feed.state, self.controller.listening)
+
     def _remember_mode(self, mode: str) -> None:
         self.controller.settings.actions.mode = mode
         if self.save_changes:
@@ -149,7 +165,7 @@ class Desktop:
         return GlobalHotkeys(
             listening.toggle_shortcut,
             listening.hold_to_talk_key,
-            on_toggle=self.controller.toggle_listening,
+            on_toggle=lambda: self.controller.toggle_listening(ListenTrigger.GLOBAL_SHORTCUT),
             on_hold_press=self.controller.hold_pressed,
             on_hold_release=self.controller.hold_released,
         )
@@ -161,7 +177,7 @@ class Desktop:
         tray.setToolTip("Voxdesk")
         menu = QMenu(self.window)
         listen = menu.addAction("Listen")
-        listen.triggered.connect(self.controller.toggle_listening)
+        listen.triggered.connect(lambda: self.controller.toggle_listening())
         menu.addAction("Show window").triggered.connect(self.window.showNormal)
         menu.addSeparator()
         menu.addAction("Quit").triggered.connect(self.quit)
@@ -192,6 +208,7 @@ class Desktop:
             self.history_panel.close_store()
         if self.tray is not None:
             self.tray.hide()
+        self.overlay.hide()
         self.window.hide()
 
     def quit(self) -> None:

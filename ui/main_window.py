@@ -251,7 +251,7 @@ class MainWindow(QMainWindow):
 
     def _add_shortcuts(self) -> None:
         entries: list[tuple[str, str, Callable[[], None]]] = [
-            ("Start or stop listening", "Ctrl+Space", self.controller.toggle_listening),
+            ("Start or stop listening", "Ctrl+Space", lambda: self.controller.toggle_listening()),
             ("Copy transcript", "Ctrl+Shift+C", self.copy_transcript),
             ("Clear transcript", "Ctrl+K", self.clear_transcript),
             ("Settings", "Ctrl+,", self.settings_requested.emit),

@@ -6,6 +6,7 @@ import copy
 
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -114,6 +115,10 @@ class SettingsDialog(QDialog):
         self.hold_key = QKeySequenceEdit(QKeySequence(settings.listening.hold_to_talk_key))
         self.hold_key.setAccessibleName("Hold-to-talk key")
         form.addRow("&Hold-to-talk key", self.hold_key)
+        self.overlay = QCheckBox("Show the text in a small box on top while a shortcut dictates")
+        self.overlay.setAccessibleName("Dictation overlay")
+        self.overlay.setChecked(settings.listening.overlay)
+        form.addRow("", self.overlay)
         if shortcut_note:
             note = QLabel(shortcut_note)
             note.setWordWrap(True)
@@ -211,4 +216,5 @@ class SettingsDialog(QDialog):
         result.listening.silence_ms = self.silence.value()
         result.listening.toggle_shortcut = self.toggle_shortcut.keySequence().toString()
         result.listening.hold_to_talk_key = self.hold_key.keySequence().toString()
+        result.listening.overlay = self.overlay.isChecked()
         return result

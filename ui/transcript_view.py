@@ -12,9 +12,10 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from voxdesk.app.actions.center import ActionRecord, ActionStatus
+from voxdesk.app.actions.summary import action_line
 from voxdesk.app.listening.transcript import Utterance
 
-__all__ = ["ACTION_LINK", "TranscriptView", "action_line"]
+__all__ = ["ACTION_LINK", "TranscriptView"]
 
 ACTION_LINK = "voxdesk-action"
 """The scheme of the action links: ``voxdesk-action:confirm/7`` confirms record 7."""
@@ -26,22 +27,6 @@ _STATUS_COLOURS = {
     ActionStatus.FAILED: "#c0281d",
 }
 _VERBS = (("confirm", "Confirm", "Ctrl+Enter"), ("cancel", "Cancel", "Ctrl+Backspace"), ("undo", "Undo", "Ctrl+Z"))
-
-
-def action_line(record: ActionRecord) -> str:
-    """The action as one line of plain words: command, slots, status and what came of it."""
-    if record.source == "dictation":
-        what = "dictation"
-    else:
-        slots = ", ".join(f"{key}: {value}" for key, value in record.slots.items())
-        guessed = " (guessed)" if record.source == "llm" else ""
-        what = f"{record.command}{guessed}" + (f" ({slots})" if slots else "")
-    status = str(record.status)
-    if record.message and record.status not in (ActionStatus.WAITING, ActionStatus.CANCELLED):
-        status = f"{status}: {record.message}"
-    elif record.status is ActionStatus.WAITING:
-        status = f"{status}: {record.preview}"
-    return f"{what} — {status}"
 
 
 class TranscriptView(QTextBrowser):

@@ -20,6 +20,7 @@ from voxdesk.app.listening.events import (
     EngineState,
     EngineStatus,
     ListeningChanged,
+    ListenTrigger,
     Problem,
     UtteranceFinal,
 )
@@ -63,6 +64,7 @@ class Controller:
         self._session: ListeningSession | None = None
         self._session_task: asyncio.Task[None] | None = None
         self._hold_to_talk = False
+        self._trigger = ListenTrigger.WINDOW
         self._listen_when_ready = False
         self._tasks: set[asyncio.Task[Any]] = set()  # strong references: the loop keeps only weak ones
         self._final_latency_limit = final_latency_limit
@@ -129,7 +131,7 @@ class Controller:
             self.settings.engine = dataclasses.replace(choice)
             loaded = await self._load()
             if loaded and was_listening:
-                self.start_listening()
+                self.start_listening(trigger=self._trigger)
             return loaded
 
     async def _load(self) -> bool:
@@ -154,7 +156,7 @@ class Controller:
         self._set_status(EngineState.READY, "connected" if self.settings.engine.kind == EngineKind.REMOTE else ready)
         if self._listen_when_ready:
             self._listen_when_ready = False
-            self.start_listening(self._hold_to_talk)
+            self.start_listening(self._hold_to_talk, self._trigger)
         return True
 
     async def _load_failed(self, engine: StreamingEngine, message: str) -> bool:
@@ -181,11 +183,13 @@ class Controller:
 
     # -- listening -------------------------------------------------------------------------
 
-    def start_listening(self, hold_to_talk: bool = False) -> None:
-        """Start capturing; while the engine is still loading, start once it is ready."""
+    def start_listening(self, hold_to_talk: bool = False, trigger: ListenTrigger | None = None) -> None:
+        """Start capturing; while the engine is still loading, start once it is ready. ``trigger``
+        (what started it) defaults to hold-to-talk or the window."""
         if self._session is not None:
             return
         self._hold_to_talk = hold_to_talk
+        self._trigger = trigger or (ListenTrigger.HOLD_TO_TALK if hold_to_talk else ListenTrigger.WINDOW)
         if self._engine is None:
             if self._status.state == EngineState.LOADING:
                 self._listen_when_ready = True
@@ -207,7 +211,7 @@ class Controller:
         self._session = session
         self._session_task = self._spawn(session.run())
         self._session_task.add_done_callback(lambda task: self._session_ended(session))
-        self._emit(ListeningChanged(True, hold_to_talk))
+        self._emit(ListeningChanged(True, hold_to_talk, self._trigger))
 
     async def stop_listening(self) -> None:
         """Stop capturing, then wait for the final text of the utterance in progress."""
@@ -224,12 +228,12 @@ class Controller:
             logger.error("listening failed", exc_info=error)
         await session.wait_for_finals()
 
-    def toggle_listening(self) -> None:
+    def toggle_listening(self, trigger: ListenTrigger = ListenTrigger.WINDOW) -> None:
         """Start listening, or stop (finishing the utterance in progress)."""
         if self.listening or self._listen_when_ready:
             self._spawn(self.stop_listening())
         else:
-            self.start_listening()
+            self.start_listening(trigger=trigger)
 
     def request_stop(self) -> None:
         """Stop listening without waiting (for callers that cannot await, such as a voice command)."""
@@ -271,7 +275,7 @@ class Controller:
             await self.switch_engine(settings.engine)
         elif capture_changed and self.listening:
             await self.stop_listening()
-            self.start_listening()
+            self.start_listening(trigger=self._trigger)
 
     async def aclose(self) -> None:
         """Stop listening and release the engine."""

@@ -14,6 +14,7 @@ __all__ = [
     "EngineSpeed",
     "EngineState",
     "EngineStatus",
+    "ListenTrigger",
     "ListeningChanged",
     "Problem",
     "TranscriptChanged",
@@ -37,10 +38,19 @@ class EngineStatus:
     progress: float | None = None  # 0 to 1 while loading
 
 
+class ListenTrigger(enum.Enum):
+    """What started listening."""
+
+    WINDOW = "window"  # the Listen button, an in-window shortcut, the tray
+    GLOBAL_SHORTCUT = "global shortcut"  # the system-wide start/stop shortcut
+    HOLD_TO_TALK = "hold to talk"
+
+
 @dataclass(frozen=True)
 class ListeningChanged:
     listening: bool
     hold_to_talk: bool = False
+    trigger: ListenTrigger = ListenTrigger.WINDOW
 
 
 @dataclass(frozen=True)

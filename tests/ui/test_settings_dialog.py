@@ -91,3 +91,11 @@ def test_the_openai_kind_defaults_the_url_to_openai_and_keeps_a_typed_one(qtbot:
     dialog.server_dialect.setCurrentIndex(dialog.server_dialect.findData("openai"))
     assert dialog.server_url.text() == "ws://127.0.0.1:9000/v1", "a URL the user typed was replaced"
     assert dialog.server_dialect.accessibleName() == "Server kind"
+
+
+def test_the_dictation_overlay_can_be_turned_off(qtbot: QtBot) -> None:
+    dialog = SettingsDialog(Settings(), ["default"], "")
+    qtbot.addWidget(dialog)
+    assert dialog.overlay.isChecked() and dialog.overlay.accessibleName() == "Dictation overlay"
+    dialog.overlay.setChecked(False)
+    assert dialog.settings().listening.overlay is False
