@@ -33,13 +33,14 @@ from voxdesk.cli.history import (  # history: issue 8
 from voxdesk.cli.models import add_models_parser, run_models
 from voxdesk.cli.server_urls import ServerUrls
 from voxdesk.cli.terminal import LiveTranscriptPrinter, ProgressBar, event_to_json, print_summary
+from voxdesk.cli.vllm_options import add_vllm_arguments, unrecognized, vllm_settings, wants_vllm
 from voxdesk.cli.wyoming import add_wyoming_arguments, wyoming_config, wyoming_server
 from voxdesk.engine import ENGINE_NAMES, EngineKind, StreamingEngine, create_engine
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings
 from voxdesk.engine.realtime.openai_client import OpenAIRealtimeEngine, OpenAISettings
 from voxdesk.engine.realtime.server import RealtimeServer, ServerConfig
-from voxdesk.engine.vllm_engine import DESKTOP_MAX_NUM_SEQS, VllmSettings
+from voxdesk.engine.vllm_engine import VllmEngine, VllmSettings
 from voxdesk.engine.whisper_models import BUNDLED_MODEL, DEVICES
 from voxdesk.engine.wyoming.client import WyomingEngine, WyomingSettings
 
@@ -55,8 +56,13 @@ def _version() -> str:
         return "0+unknown"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``voxdesk`` and its subcommands."""
+def build_parser(vllm: bool = False) -> argparse.ArgumentParser:
+    """The argument parser of ``voxdesk`` and its subcommands; with ``vllm``, ``serve`` and
+    ``transcribe`` take all of vLLM's engine arguments (this imports vllm).
+
+    Raises:
+        EngineUnavailable: ``vllm`` and vllm is not installed.
+    """
     parser = argparse.ArgumentParser(
         prog="voxdesk",
         description="Voxdesk, a streaming desktop voice assistant. Without a command it opens the window.",
@@ -118,8 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_transcribe_history_arguments(transcribe)  # history: issue 8
     _add_whisper_arguments(transcribe)
-    _add_vllm_arguments(transcribe)
-    _add_serve_parser(commands)
+    add_vllm_arguments(transcribe, server=False, engine_args=vllm)
+    _add_serve_parser(commands, vllm)
     add_history_parser(commands)  # history: issue 8
     add_models_parser(commands)
     return parser
@@ -146,48 +152,14 @@ def _add_whisper_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_vllm_arguments(parser: argparse.ArgumentParser, server: bool = False) -> None:
-    group = parser.add_argument_group("vLLM engine (--engine vllm)")
-    group.add_argument("--max-model-len", type=int, help="context length in tokens (bounds one session's audio)")
-    sessions = (
-        "vLLM's own for a server, as vllm serve: 128 on a CPU, 256 on most GPUs, 1024 on H100/H200-class ones"
-        if server
-        else f"{DESKTOP_MAX_NUM_SEQS}"
-    )
-    group.add_argument(
-        "--max-num-seqs",
-        type=int,
-        default=None if server else DESKTOP_MAX_NUM_SEQS,
-        help=f"concurrent sessions (default: {sessions}; the desktop's in-process engine uses {DESKTOP_MAX_NUM_SEQS})",
-    )
-    group.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="(default: %(default)s)")
-    group.add_argument("--tokenizer-mode", default="mistral", help="(default: %(default)s)")
-    group.add_argument("--dtype", default="auto", help="(default: %(default)s)")
-    group.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs: slower, starts faster")
-
-
 def _create_engine(args: argparse.Namespace) -> StreamingEngine:
     if args.engine != EngineKind.VLLM:
         whisper = {"model": args.whisper_model, "device": args.whisper_device, "language": args.language}
         return create_engine(args.engine, **whisper, task=args.task)
-    mistral = args.tokenizer_mode == "mistral"
-    return create_engine(
-        EngineKind.VLLM,
-        model=args.model or VllmSettings.model,
-        served_model_name=getattr(args, "served_model_name", None),
-        max_model_len=args.max_model_len,
-        max_num_seqs=args.max_num_seqs,
-        api_server=args.command == "serve",
-        gpu_memory_utilization=args.gpu_memory_utilization,
-        tokenizer_mode=args.tokenizer_mode,
-        config_format="mistral" if mistral else "auto",
-        load_format="mistral" if mistral else "auto",
-        dtype=args.dtype,
-        enforce_eager=args.enforce_eager,
-    )
+    return VllmEngine(vllm_settings(args, server=args.command == "serve"))
 
 
-def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], vllm: bool) -> None:
     serve = commands.add_parser(
         "serve",
         help="run a headless /v1/realtime server (wire-compatible with vLLM)",
@@ -236,7 +208,7 @@ def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     add_wyoming_arguments(serve)
     _add_whisper_arguments(serve)
-    _add_vllm_arguments(serve, server=True)
+    add_vllm_arguments(serve, server=True, engine_args=vllm)
 
 
 def _server_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -388,8 +360,14 @@ def main(argv: list[str] | None = None, open_window: Callable[[argparse.Namespac
     ``open_window`` runs the desktop window (given by ``ui``, which depends on ``app`` and not
     the other way round); without it, ``voxdesk`` with no command prints help.
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        parser = build_parser(vllm=wants_vllm(sys.argv[1:] if argv is None else argv))
+    except VoxdeskError as exc:
+        print(f"voxdesk: error: {exc}", file=sys.stderr)
+        return 1
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        parser.error(unrecognized(unknown, args))
     if args.command is None:
         if open_window is not None:
             return open_window(args)  # the window sets up its own logging, with a log file

@@ -17,8 +17,8 @@ import importlib
 import os
 import sys
 import uuid
-from collections.abc import AsyncIterable, AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode, Tex
 from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, ProgressCallback, check_chunk
 from voxdesk.engine.vllm_render import ChunkRenderer
 
-__all__ = ["DESKTOP_MAX_NUM_SEQS", "VllmEngine", "VllmSettings"]
+__all__ = ["DESKTOP_MAX_NUM_SEQS", "VllmEngine", "VllmSettings", "engine_arguments", "install_hint"]
 
 DESKTOP_MAX_NUM_SEQS = 8
 """Concurrent sessions of the desktop's in-process engine: one listener needs few."""
@@ -43,7 +43,7 @@ _BUNDLE_HINT = (
 )
 
 
-def _install_hint() -> str:
+def install_hint() -> str:
     """What to do without vLLM: in an installed (PyInstaller) Voxdesk there is no pip to run."""
     return _BUNDLE_HINT if getattr(sys, "frozen", False) else _INSTALL_HINT
 
@@ -54,6 +54,8 @@ class VllmSettings:
 
     ``max_num_seqs`` ``None`` leaves vLLM's own default; ``api_server`` picks the defaults
     vLLM takes for ``vllm serve`` (usage context ``OPENAI_API_SERVER``) rather than an engine's.
+    ``engine_args`` holds any other ``AsyncEngineArgs`` field by name (``tensor_parallel_size``,
+    ``quantization``, ``kv_cache_dtype``, ...), as ``voxdesk serve --engine vllm`` parses them.
     """
 
     model: str = "mistralai/Voxtral-Mini-4B-Realtime-2602"
@@ -68,6 +70,32 @@ class VllmSettings:
     dtype: str = "auto"
     enforce_eager: bool = False
     seed: int = 0
+    engine_args: Mapping[str, Any] = field(default_factory=dict)
+
+
+def engine_arguments(settings: VllmSettings) -> dict[str, Any]:
+    """The keyword arguments of vLLM's ``AsyncEngineArgs`` for ``settings``.
+
+    Raises:
+        ValueError: ``engine_args`` repeats a field ``VllmSettings`` names itself.
+    """
+    named = {
+        "model": settings.model,
+        "served_model_name": [settings.served_model_name] if settings.served_model_name else None,
+        "max_model_len": settings.max_model_len,
+        "max_num_seqs": settings.max_num_seqs,
+        "gpu_memory_utilization": settings.gpu_memory_utilization,
+        "tokenizer_mode": settings.tokenizer_mode,
+        "config_format": settings.config_format,
+        "load_format": settings.load_format,
+        "dtype": settings.dtype,
+        "enforce_eager": settings.enforce_eager,
+        "seed": settings.seed,
+    }
+    repeated = sorted(named.keys() & settings.engine_args.keys())
+    if repeated:
+        raise ValueError(f"engine_args repeats VllmSettings fields: {', '.join(repeated)}")
+    return {**settings.engine_args, **named}
 
 
 def _first_attribute(name: str, modules: tuple[str, ...]) -> Any:
@@ -112,7 +140,7 @@ class VllmEngine:
         try:
             self._api = await asyncio.to_thread(self._import_vllm)
         except ImportError as exc:
-            raise EngineUnavailable(f"{_install_hint()} ({exc})") from exc
+            raise EngineUnavailable(f"{install_hint()} ({exc})") from exc
         report(f"starting vLLM with {self.settings.model}", 0.2)
         try:
             # Construction blocks for tens of seconds; a thread keeps the caller's loop (a window) alive.
@@ -169,20 +197,7 @@ class VllmEngine:
         return self._api["AsyncLLM"].from_engine_args(self._engine_args(), usage_context=context)
 
     def _engine_args(self) -> Any:
-        settings = self.settings
-        return self._api["AsyncEngineArgs"](
-            model=settings.model,
-            served_model_name=[settings.served_model_name] if settings.served_model_name else None,
-            max_model_len=settings.max_model_len,
-            max_num_seqs=settings.max_num_seqs,
-            gpu_memory_utilization=settings.gpu_memory_utilization,
-            tokenizer_mode=settings.tokenizer_mode,
-            config_format=settings.config_format,
-            load_format=settings.load_format,
-            dtype=settings.dtype,
-            enforce_eager=settings.enforce_eager,
-            seed=settings.seed,
-        )
+        return self._api["AsyncEngineArgs"](**engine_arguments(self.settings))
 
     async def _session(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
         llm, api = self._llm, self._api
