@@ -86,12 +86,20 @@ class ActionSettings:
 
 
 @dataclass
+class KeySettings:
+    # API keys live in the system keyring (voxdesk.app.keys); where there is none they are kept
+    # for the session only, unless this says to write them here in plain text.
+    store_in_file: bool = False
+
+
+@dataclass
 class Settings:
     audio: AudioSettings = field(default_factory=AudioSettings)
     engine: EngineSettings = field(default_factory=EngineSettings)
     listening: ListeningSettings = field(default_factory=ListeningSettings)
     history: HistorySettings = field(default_factory=HistorySettings)
     actions: ActionSettings = field(default_factory=ActionSettings)
+    keys: KeySettings = field(default_factory=KeySettings)
 
 
 _CHOICES = {

@@ -65,9 +65,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(autouse=True)
 def isolated_settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Settings, commands, history and logs in a fresh folder, never the user's own; the
-    ``voxdesk`` logger as it was before the test."""
+    """Settings, commands, history and logs in a fresh folder, never the user's own, and API keys
+    in no keyring (keyring's ``fail`` backend); the ``voxdesk`` logger as it was before the test."""
     home = tmp_path_factory.mktemp("voxdesk-home")
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     monkeypatch.setenv("VOXDESK_CONFIG_DIR", str(home / "config"))
     monkeypatch.setenv("VOXDESK_DATA_DIR", str(home / "data"))
     monkeypatch.setenv("VOXDESK_LOG_DIR", str(home / "logs"))

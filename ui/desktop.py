@@ -19,12 +19,13 @@ from voxdesk.app.actions import ActionRecord, Services
 from voxdesk.app.assistant import Assistant
 from voxdesk.app.history.store import HistoryError, HistoryStore
 from voxdesk.app.hotkeys import GlobalHotkeys
+from voxdesk.app.keys import load_with_keys, save_with_keys
 from voxdesk.app.listening.capture import AudioLevel, MicrophoneUnavailable, list_input_devices
 from voxdesk.app.listening.events import ControllerEvent, ListeningChanged, ListenTrigger, Problem
 from voxdesk.app.listening.overlay import OverlayFeed
 from voxdesk.app.log import configure_logging, log_folder
 from voxdesk.app.resources import resource_path
-from voxdesk.app.settings import Settings, load_settings, save_settings
+from voxdesk.app.settings import Settings
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.kinds import EngineKind
 from voxdesk.engine.whisper_catalog import model_choices
@@ -156,7 +157,7 @@ class Desktop:
         self.controller.settings.actions.mode = mode
         if self.save_changes:
             try:
-                save_settings(self.controller.settings)
+                save_with_keys(self.controller.settings)
             except OSError as exc:
                 self.window.show_problem(f"could not save the settings: {exc}")
 
@@ -233,7 +234,7 @@ class Desktop:
         """Save and use new settings; shortcuts restart when they changed."""
         if self.save_changes:
             try:
-                save_settings(settings)
+                save_with_keys(settings)
             except OSError as exc:
                 self.window.show_problem(f"could not save the settings: {exc}")
         shortcuts_changed = settings.listening != self.controller.settings.listening
@@ -264,7 +265,7 @@ def run_desktop(options: DesktopOptions, log_level: str | None = None) -> int:
     logger.info("window starting; logging to %s", log_file)
     import qasync
 
-    settings, warnings = load_settings()
+    settings, warnings = load_with_keys()
     options.apply(settings)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
