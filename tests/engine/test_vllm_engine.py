@@ -168,3 +168,35 @@ def test_parity_with_vllms_own_realtime_server(vllm: tuple[VllmEngine, EngineThr
     assert len(in_process) == OUTPUTS_FOR_4S
     assert in_process == over_wire
     assert frames[-1]["text"] == "".join(in_process)
+
+
+def _two_cpus() -> list[int]:
+    return sorted(os.sched_getaffinity(0))[:2]
+
+
+@pytest.mark.skipif(len(_two_cpus()) < 2, reason="tensor parallelism over 2 CPU workers needs 2 CPUs")
+def test_tensor_parallel_over_two_workers_gives_the_same_deltas(
+    vllm: tuple[VllmEngine, EngineThread], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine, runner = vllm
+    audio = as_float(chirp_pcm16(4.0))
+    one_worker = [e.text for e in runner.run(collect(engine, audio)) if isinstance(e, TextDelta)]
+    # vLLM's CPU workers bind one NUMA node each by default ("Not enough allowed NUMA nodes to bind
+    # threads of 2 local CPUWorkers" on a one-node machine); one CPU each instead. Unbound, each
+    # worker's OpenMP threads spin on both CPUs: 4 s of audio took 105 s instead of 6 s here.
+    monkeypatch.setenv("VLLM_CPU_OMP_THREADS_BIND", "|".join(str(cpu) for cpu in _two_cpus()))
+    settings = VllmSettings(model=str(build_tiny_model()), engine_args={"tensor_parallel_size": 2}, **ENGINE_OPTIONS)
+    sharded = VllmEngine(settings)
+
+    async def transcribe() -> tuple[int, list[EngineEvent]]:
+        await sharded.load()
+        try:
+            return sharded._llm.vllm_config.parallel_config.tensor_parallel_size, await collect(sharded, audio)
+        finally:
+            await sharded.aclose()
+
+    workers, events = asyncio.run(transcribe())
+    assert workers == 2
+    two_workers = [e.text for e in events if isinstance(e, TextDelta)]
+    assert len(two_workers) == OUTPUTS_FOR_4S
+    assert two_workers == one_worker
