@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
 from voxdesk.app.actions import ActionRecord, Services
 from voxdesk.app.assistant import Assistant
+from voxdesk.app.first_run import cuda_device, is_first_run
 from voxdesk.app.history.store import HistoryError, HistoryStore
 from voxdesk.app.hotkeys import GlobalHotkeys
 from voxdesk.app.keys import load_with_keys, save_with_keys
@@ -34,6 +35,7 @@ from voxdesk.ui.actions_panel import ActionsPanel
 from voxdesk.ui.desktop_services import QtClipboard, TrayNotifier
 from voxdesk.ui.dictation_overlay import DictationOverlay
 from voxdesk.ui.file_queue import FileQueuePanel
+from voxdesk.ui.first_run import FirstRunDialog
 from voxdesk.ui.history_panel import HistoryPanel
 from voxdesk.ui.main_window import MainWindow
 from voxdesk.ui.settings_dialog import SettingsDialog
@@ -82,10 +84,14 @@ class Desktop:
         *,
         save_changes: bool = True,
         action_services: Services | None = None,
+        first_run: bool = False,
     ) -> None:
-        """``action_services`` replaces the desktop's real opener, launcher, keyboard... (tests)."""
+        """``action_services`` replaces the desktop's real opener, launcher, keyboard... (tests);
+        ``first_run`` opens the set-up dialog when the window shows."""
         self.settings = settings
         self.save_changes = save_changes
+        self.first_run = first_run
+        self.setup_dialog: FirstRunDialog | None = None
         services = action_services or Services()
         services.clipboard = services.clipboard or QtClipboard()
         self.history_panel, history_store, history_problem = self._open_history()
@@ -94,6 +100,7 @@ class Desktop:
         self.hotkeys = self._make_hotkeys()
         self.window = MainWindow(self.controller)
         self.window.settings_requested.connect(self.open_settings)
+        self.window.setup_requested.connect(self.open_setup)
         self.window.quit_requested.connect(self.quit)
         if self.history_panel is not None:
             self.window.add_panel(self.history_panel, "&History")
@@ -198,6 +205,8 @@ class Desktop:
     async def run(self) -> None:
         """Show the window, load the engine, and run until the user quits."""
         self.window.show()
+        if self.first_run:
+            self.open_setup()
         self.window.shortcut_note = self.hotkeys.start() or ""
         if self.window.shortcut_note:
             self.window.statusBar().showMessage(self.window.shortcut_note, 10000)
@@ -229,6 +238,28 @@ class Desktop:
         dialog = SettingsDialog(self.controller.settings, devices, self.window.shortcut_note, self.window, models)
         dialog.accepted.connect(lambda: self.window.spawn(self.apply_settings(dialog.settings())))
         dialog.open()
+
+    def open_setup(self) -> FirstRunDialog:
+        """Open the set-up dialog: microphone check and playback, engine choice."""
+        try:
+            devices = [d.name for d in list_input_devices(refresh=not self.controller.listening)]
+        except MicrophoneUnavailable as exc:
+            devices = []
+            self.window.show_problem(str(exc))
+        dialog = FirstRunDialog(self.controller.settings, devices, cuda_device(), self.window)
+        dialog.accepted.connect(lambda: self.window.spawn(self.apply_settings(dialog.settings())))
+        dialog.rejected.connect(self._setup_skipped)
+        self.setup_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _setup_skipped(self) -> None:
+        """Skipped on the first start: the defaults are saved, so it is not asked again."""
+        if self.save_changes and is_first_run():
+            try:
+                save_with_keys(self.controller.settings)
+            except OSError as exc:
+                self.window.show_problem(f"could not save the settings: {exc}")
 
     async def apply_settings(self, settings: Settings) -> None:
         """Save and use new settings; shortcuts restart when they changed."""
@@ -265,6 +296,7 @@ def run_desktop(options: DesktopOptions, log_level: str | None = None) -> int:
     logger.info("window starting; logging to %s", log_file)
     import qasync
 
+    first_run = is_first_run() and not os.environ.get("VOXDESK_SMOKE_TEST")  # installer checks run unattended
     settings, warnings = load_with_keys()
     options.apply(settings)
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -278,7 +310,7 @@ def run_desktop(options: DesktopOptions, log_level: str | None = None) -> int:
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):  # Windows has no loop signal handlers
             loop.add_signal_handler(signal_number, terminated.set)
-    desktop = Desktop(settings, warnings, save_changes=True)
+    desktop = Desktop(settings, warnings, save_changes=True, first_run=first_run)
     smoke_test.install_from_environment(desktop.controller, desktop.window, desktop.quit)
     loop.set_exception_handler(desktop.handle_loop_exception)
     sys.excepthook = lambda kind, value, trace: desktop.handle_loop_exception(

@@ -104,6 +104,7 @@ class MainWindow(QMainWindow):
     """Shows what the controller reports and forwards the user's commands to it."""
 
     settings_requested = Signal()
+    setup_requested = Signal()
     quit_requested = Signal()
     transcribe_requested = Signal(list)
     """Files to transcribe (a list of :class:`~pathlib.Path`), chosen in the File menu or dropped."""
@@ -263,6 +264,8 @@ class MainWindow(QMainWindow):
             action.setShortcut(QKeySequence(keys))
             action.triggered.connect(slot)
             menu.addAction(action)
+        self.setup_action = menu.addAction("Set &up microphone and engine…")
+        self.setup_action.triggered.connect(self.setup_requested.emit)
 
     def _add_file_menu(self) -> None:
         self.file_menu = self.menuBar().addMenu("&File")
