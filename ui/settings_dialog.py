@@ -100,6 +100,11 @@ class SettingsDialog(QDialog):
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
         form.addRow("API &key", self.api_key)
 
+        self.keys_in_file = QCheckBox("Store API keys in settings.toml in plain text, not in the system keyring")
+        self.keys_in_file.setAccessibleName("Store API keys in the settings file")
+        self.keys_in_file.setChecked(settings.keys.store_in_file)
+        form.addRow("", self.keys_in_file)
+
         self.silence = QSpinBox()
         self.silence.setAccessibleName("Silence that ends an utterance, in milliseconds")
         self.silence.setRange(200, 3000)
@@ -213,6 +218,7 @@ class SettingsDialog(QDialog):
         result.engine.server_url = self.server_url.text().strip()
         result.engine.server_model = self.server_model.text().strip()
         result.engine.api_key = self.api_key.text()
+        result.keys.store_in_file = self.keys_in_file.isChecked()
         result.listening.silence_ms = self.silence.value()
         result.listening.toggle_shortcut = self.toggle_shortcut.keySequence().toString()
         result.listening.hold_to_talk_key = self.hold_key.keySequence().toString()

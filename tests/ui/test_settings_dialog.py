@@ -99,3 +99,11 @@ def test_the_dictation_overlay_can_be_turned_off(qtbot: QtBot) -> None:
     assert dialog.overlay.isChecked() and dialog.overlay.accessibleName() == "Dictation overlay"
     dialog.overlay.setChecked(False)
     assert dialog.settings().listening.overlay is False
+
+
+def test_keeping_keys_in_the_file_is_an_explicit_choice(qtbot: QtBot) -> None:
+    dialog = SettingsDialog(Settings(), [])
+    qtbot.addWidget(dialog)
+    assert not dialog.keys_in_file.isChecked() and not dialog.settings().keys.store_in_file
+    dialog.keys_in_file.setChecked(True)
+    assert dialog.settings().keys.store_in_file
