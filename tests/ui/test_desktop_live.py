@@ -21,6 +21,7 @@ from tests.serve_process import REPO, start_serve
 from tests.speech_fixtures import Fixture
 from tests.ui.screenshots import assert_looks_like_a_window, take_screenshot
 from voxdesk.app.actions import ActionStatus
+from voxdesk.app.actions.commands import user_commands_path
 from voxdesk.app.listening.capture import CaptureState, CaptureStatus
 from voxdesk.app.listening.events import ControllerEvent, EngineState, TranscriptChanged, UtteranceFinal
 from voxdesk.app.settings import Settings
@@ -198,6 +199,11 @@ def test_screenshot_of_the_real_window_under_xvfb(
 ) -> None:
     out = REPO / "build" / "screenshots" / "voxdesk-window.png"
     recordings = [fixture_path(speech[name]) for name in ("command00-slt", "command01-slt")]
+    # The search asks first, so the picture shows an action waiting with its Confirm and Cancel.
+    user_commands_path().parent.mkdir(parents=True, exist_ok=True)
+    user_commands_path().write_text(
+        '[commands.search]\naction = "search"\nphrases = ["search for {query}"]\nconfirm = true\n'
+    )
     transcript = take_screenshot("tests.ui.window_screenshot", out, recordings, x_display)
     assert_heard_in(speech["command00-slt"], transcript)
     assert_heard_in(speech["command01-slt"], transcript)
