@@ -22,9 +22,11 @@ lint:
 bench:
 	@scripts/setup.sh --test
 	@scripts/setup-vllm.sh
+	@scripts/setup-whisperlive.sh
 	$(VENV)/bin/python -m tests.speech_fixtures
 	scripts/random-whisper.sh
 	$(VENV)/bin/python -m benchmarks
+	$(VENV)/bin/python -m benchmarks.whisperlive
 	$(VENV)/bin/python -m benchmarks.noise
 	$(VENV)/bin/python -m benchmarks.files
 	$(VENV)/bin/python -m benchmarks.whisper_models
