@@ -8,7 +8,9 @@ Reports, from one run:
 2. the server process's CPU seconds per audio second for one real-time session, with the
    built-in engine and with the fake engine;
 3. the largest number of concurrent real-time sessions the server holds, with the fake
-   engine (a cheap engine: this measures the server) and with the built-in engine.
+   engine (a cheap engine: this measures the server) and with the built-in engine;
+4. the latency per dialect (vLLM's ``/v1/realtime``, OpenAI Realtime, Wyoming) of one server
+   with the built-in engine, side by side with the engine in-process (:mod:`benchmarks.dialects`).
 
 The server runs as its own ``voxdesk serve`` process; the clients run in this process, on
 the same two cores, and are part of the load.
@@ -32,6 +34,7 @@ import numpy as np
 import psutil
 from websockets.asyncio.client import connect
 
+from benchmarks.dialects import measure_dialects, print_dialects
 from tests import speech_fixtures
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import percentile
@@ -174,10 +177,14 @@ def fmt(value: float | None) -> str:
 async def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.realtime", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer and shorter sessions")
+    parser.add_argument("--dialects-only", action="store_true", help="only the latency per dialect (part 4)")
     parser.add_argument("--serve-fake", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_fake:
         await serve_fake_forever()
+    if args.dialects_only:
+        print_dialects(await measure_dialects(args.quick))
+        return 0
     fixtures = {f.name: f for f in speech_fixtures.build()}
     speech = read_audio(speech_fixtures.DEFAULT_DIR / fixtures["passage-slt"].path)[
         : 16_000 * (8 if args.quick else 20)
@@ -204,6 +211,7 @@ async def main(argv: list[str]) -> int:
     print("Concurrent real-time sessions held (every session's done within the lag bound of its audio):")
     print(f"  fake tick engine (cheap, measures the server): {fake_capacity} (bound 0.5 s, tried {fake_counts})")
     print(f"  built-in engine: {builtin_capacity} (bound 2.0 s, tried [1, 2, 3, 4, 6])")
+    print_dialects(await measure_dialects(args.quick))
     return 0
 
 
