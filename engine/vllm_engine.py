@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import os
 import sys
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
@@ -25,7 +24,9 @@ import numpy as np
 
 from voxdesk.engine.errors import AudioFormatError, EngineUnavailable
 from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode, TextDelta, UtteranceDone, UtteranceStats
+from voxdesk.engine.gpu_memory import choose_gpu_memory_utilization, free_gpu_memory
 from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, ProgressCallback, check_chunk
+from voxdesk.engine.vllm_failures import EngineCoreErrors, explain_start_failure
 from voxdesk.engine.vllm_render import ChunkRenderer
 
 __all__ = ["DESKTOP_MAX_NUM_SEQS", "VllmEngine", "VllmSettings", "engine_arguments", "install_hint"]
@@ -54,7 +55,9 @@ class VllmSettings:
 
     ``max_num_seqs`` ``None`` leaves vLLM's own default; ``api_server`` picks the defaults
     vLLM takes for ``vllm serve`` (usage context ``OPENAI_API_SERVER``) rather than an engine's.
-    ``engine_args`` holds any other ``AsyncEngineArgs`` field by name (``tensor_parallel_size``,
+    ``gpu_memory_utilization`` ``None`` asks for what the GPU has free, less headroom for the display
+    (:func:`~voxdesk.engine.gpu_memory.choose_gpu_memory_utilization`; vLLM's own default without
+    a CUDA device). ``engine_args`` holds any other ``AsyncEngineArgs`` field by name (``tensor_parallel_size``,
     ``quantization``, ``kv_cache_dtype``, ...), as ``voxdesk serve --engine vllm`` parses them.
     """
 
@@ -63,7 +66,7 @@ class VllmSettings:
     max_model_len: int | None = None
     max_num_seqs: int | None = DESKTOP_MAX_NUM_SEQS
     api_server: bool = False
-    gpu_memory_utilization: float = 0.9
+    gpu_memory_utilization: float | None = None
     tokenizer_mode: str = "mistral"
     config_format: str = "mistral"
     load_format: str = "mistral"
@@ -79,12 +82,11 @@ def engine_arguments(settings: VllmSettings) -> dict[str, Any]:
     Raises:
         ValueError: ``engine_args`` repeats a field ``VllmSettings`` names itself.
     """
-    named = {
+    named: dict[str, Any] = {
         "model": settings.model,
         "served_model_name": [settings.served_model_name] if settings.served_model_name else None,
         "max_model_len": settings.max_model_len,
         "max_num_seqs": settings.max_num_seqs,
-        "gpu_memory_utilization": settings.gpu_memory_utilization,
         "tokenizer_mode": settings.tokenizer_mode,
         "config_format": settings.config_format,
         "load_format": settings.load_format,
@@ -92,7 +94,9 @@ def engine_arguments(settings: VllmSettings) -> dict[str, Any]:
         "enforce_eager": settings.enforce_eager,
         "seed": settings.seed,
     }
-    repeated = sorted(named.keys() & settings.engine_args.keys())
+    if settings.gpu_memory_utilization is not None:
+        named["gpu_memory_utilization"] = settings.gpu_memory_utilization
+    repeated = sorted((named.keys() | {"gpu_memory_utilization"}) & settings.engine_args.keys())
     if repeated:
         raise ValueError(f"engine_args repeats VllmSettings fields: {', '.join(repeated)}")
     return {**settings.engine_args, **named}
@@ -120,6 +124,8 @@ class VllmEngine:
         self._model_cls: Any = None
         self._renderer: ChunkRenderer | None = None
         self._api: dict[str, Any] = {}
+        self._memory_share: float | None = None
+        self._core_errors = EngineCoreErrors()
 
     @property
     def loaded(self) -> bool:
@@ -141,12 +147,18 @@ class VllmEngine:
             self._api = await asyncio.to_thread(self._import_vllm)
         except ImportError as exc:
             raise EngineUnavailable(f"{install_hint()} ({exc})") from exc
-        report(f"starting vLLM with {self.settings.model}", 0.2)
+        memory = await asyncio.to_thread(self._choose_memory_share)
+        report(f"starting vLLM with {self.settings.model}{memory}", 0.2)
+        self._core_errors.start()
         try:
             # Construction blocks for tens of seconds; a thread keeps the caller's loop (a window) alive.
             self._llm = await asyncio.to_thread(self._start_engine)
         except Exception as exc:  # vLLM raises many types; all mean "cannot start"
-            raise EngineUnavailable(_explain_start_failure(self.settings.model, exc)) from exc
+            message = explain_start_failure(self.settings.model, exc, self._core_errors.text)
+            self._core_errors.close()
+            raise EngineUnavailable(message) from exc
+        finally:
+            self._core_errors.stop()
         report("checking the model supports realtime", 0.9)
         self._model_cls = self._api["get_model_cls"](self._llm.model_config)
         if not getattr(self._model_cls, "supports_realtime", False):
@@ -173,6 +185,7 @@ class VllmEngine:
         if self._llm is not None:
             self._llm.shutdown()
             self._llm = None
+        self._core_errors.close()
 
     @staticmethod
     def _import_vllm() -> dict[str, Any]:
@@ -191,13 +204,35 @@ class VllmEngine:
         }
         return api
 
+    def _choose_memory_share(self) -> str:
+        """Sets the GPU memory share to ask vLLM for; returns a note on it for the progress line.
+
+        Raises:
+            EngineUnavailable: the headroom takes all the free memory.
+        """
+        self._memory_share = self.settings.gpu_memory_utilization
+        measured = free_gpu_memory() if self._memory_share is None else None
+        if measured is None:
+            return ""
+        free, total = (round(value / 2**30, 1) for value in measured)
+        self._memory_share = choose_gpu_memory_utilization(*measured)
+        if self._memory_share <= 0:
+            raise EngineUnavailable(
+                f"only {free} of the GPU's {total} GiB is free, too little for {self.settings.model}: close "
+                "programs that use the GPU, or use the built-in engine or a remote server"
+            )
+        return f" ({free} of {total} GiB GPU memory free; asking for {self._memory_share:.0%})"
+
     def _start_engine(self) -> Any:
         usage = self._api["UsageContext"]
         context = usage.OPENAI_API_SERVER if self.settings.api_server else usage.ENGINE_CONTEXT
         return self._api["AsyncLLM"].from_engine_args(self._engine_args(), usage_context=context)
 
     def _engine_args(self) -> Any:
-        return self._api["AsyncEngineArgs"](**engine_arguments(self.settings))
+        arguments = engine_arguments(self.settings)
+        if self._memory_share is not None:
+            arguments["gpu_memory_utilization"] = self._memory_share
+        return self._api["AsyncEngineArgs"](**arguments)
 
     async def _session(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
         llm, api = self._llm, self._api
@@ -280,15 +315,3 @@ class _Counter:
     @property
     def seconds(self) -> float:
         return self.samples / SAMPLE_RATE
-
-
-def _explain_start_failure(model: str, exc: Exception) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    lowered = text.lower()
-    if "out of memory" in lowered or "outofmemory" in lowered:
-        return f"vLLM ran out of memory loading {model}: lower --gpu-memory-utilization or --max-model-len ({text})"
-    if "cuda" in lowered and ("no " in lowered or "not available" in lowered or "driver" in lowered):
-        return f"vLLM found no usable NVIDIA GPU; use the built-in engine or a remote server ({text})"
-    if not os.path.exists(model) and ("not found" in lowered or "repository" in lowered or "404" in lowered):
-        return f"vLLM could not find the model {model!r} (a local folder or a model hub id) ({text})"
-    return f"vLLM could not start {model}: {text}"
