@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
 from voxdesk.app.settings import EngineSettings, Settings
 from voxdesk.engine.kinds import EngineKind
 from voxdesk.engine.realtime.openai_client import OPENAI_REALTIME_URL
+from voxdesk.engine.vllm_models import REALTIME_MODELS
 from voxdesk.engine.whisper_catalog import ModelChoice, language_codes
 
 ENGINE_LABELS = {
@@ -76,9 +78,7 @@ class SettingsDialog(QDialog):
 
         self._add_whisper_rows(form, settings, models or [])
 
-        self.vllm_model = QLineEdit(settings.engine.vllm_model)
-        self.vllm_model.setAccessibleName("vLLM model")
-        form.addRow("&vLLM model", self.vllm_model)
+        self._add_vllm_row(form, settings)
 
         self.server_dialect = QComboBox()
         self.server_dialect.setAccessibleName("Server kind")
@@ -171,6 +171,32 @@ class SettingsDialog(QDialog):
         self.whisper_device.setCurrentIndex(max(0, self.whisper_device.findData(settings.engine.device)))
         form.addRow("&Device", self.whisper_device)
 
+    def _add_vllm_row(self, form: QFormLayout, settings: Settings) -> None:
+        """The vLLM engine's model: a known realtime model, any hub id typed in, or a folder."""
+        self.vllm_model = QComboBox()
+        self.vllm_model.setEditable(True)
+        self.vllm_model.setAccessibleName("vLLM model")
+        for model in REALTIME_MODELS:
+            self.vllm_model.addItem(model.name)
+            self.vllm_model.setItemData(self.vllm_model.count() - 1, model.description, Qt.ItemDataRole.ToolTipRole)
+        self.vllm_model.setCurrentText(settings.engine.vllm_model)
+        self.vllm_model.setToolTip("a realtime model vLLM supports: a hub id, or a folder")
+        self.vllm_folder = QPushButton("Folder…")
+        self.vllm_folder.setAccessibleName("Choose a vLLM model folder")
+        self.vllm_folder.clicked.connect(self._choose_vllm_folder)
+        row = QHBoxLayout()
+        row.addWidget(self.vllm_model, 1)
+        row.addWidget(self.vllm_folder)
+        form.addRow("&vLLM model", row)
+        buddy = form.labelForField(row)
+        if isinstance(buddy, QLabel):
+            buddy.setBuddy(self.vllm_model)
+
+    def _choose_vllm_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "vLLM realtime model folder")
+        if folder:
+            self.vllm_model.setCurrentText(folder)
+
     def _select_model(self, name: str) -> None:
         if self.whisper_model.findData(name) < 0:
             self.whisper_model.addItem(name, name)  # a folder or a hub repository id
@@ -186,7 +212,8 @@ class SettingsDialog(QDialog):
         builtin: list[QWidget] = [self.whisper_model, self.whisper_folder, self.language, self.whisper_device]
         for widget in builtin:
             widget.setEnabled(kind == EngineKind.BUILTIN)
-        self.vllm_model.setEnabled(kind == EngineKind.VLLM)
+        for vllm_field in (self.vllm_model, self.vllm_folder):
+            vllm_field.setEnabled(kind == EngineKind.VLLM)
         for field in (self.server_dialect, self.server_url, self.server_model, self.api_key):
             field.setEnabled(kind == EngineKind.REMOTE)
 
@@ -213,7 +240,7 @@ class SettingsDialog(QDialog):
         result.engine.whisper_model = self.whisper_model.currentData()
         result.engine.language = self.language.currentData()
         result.engine.device = self.whisper_device.currentData()
-        result.engine.vllm_model = self.vllm_model.text().strip()
+        result.engine.vllm_model = self.vllm_model.currentText().strip()
         result.engine.server_dialect = self.server_dialect.currentData()
         result.engine.server_url = self.server_url.text().strip()
         result.engine.server_model = self.server_model.text().strip()
