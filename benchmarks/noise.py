@@ -9,6 +9,9 @@ loses words, three causes are told apart per file:
 - *VAD*: true speech the engine's utterances do not cover (the speech gate missed it);
 - *cut*: the stream split one spoken stretch into several utterances;
 - *decode*: what is left, words lost although the audio was decoded.
+
+``--compare`` also streams each file with partial commits in noise allowed (the engine before
+the noise rule, ``noisy_snr_db`` = -inf), alternated file by file with the current engine.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import argparse
 import asyncio
 import json
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +30,7 @@ from tests.recognition import noise_at, wer
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
-from voxdesk.engine.builtin import BuiltinEngine
+from voxdesk.engine.builtin import BuiltinEngine, BuiltinSettings
 from voxdesk.engine.whisper_models import model_directory
 
 SNR_DB = 10.0
@@ -53,19 +56,24 @@ class NoisyResult:
     speech_covered: float
     utterances: int
     spoken_stretches: int
+    streamed_before: str | None = None  # with --compare: partials allowed to commit in noise
 
 
-async def measure(fixtures: list[Fixture], realtime: bool) -> list[NoisyResult]:
+async def measure(fixtures: list[Fixture], realtime: bool, compare: bool = False) -> list[NoisyResult]:
     from faster_whisper import WhisperModel
 
     offline = WhisperModel(str(model_directory()), device="cpu", compute_type="int8", cpu_threads=2)
     engine = BuiltinEngine()
+    before = BuiltinEngine(replace(BuiltinSettings(), noisy_snr_db=float("-inf")))
     await engine.load()
+    if compare:
+        await before.load()
     results: list[NoisyResult] = []
     try:
         for fixture in fixtures:
             audio = noise_at(SNR_DB)(read_audio(speech_fixtures.DEFAULT_DIR / fixture.path))
             streamed = await transcribe_audio(engine, audio, realtime=realtime)
+            streamed_before = (await transcribe_audio(before, audio, realtime=realtime)).text if compare else None
             segments, _ = offline.transcribe(audio, beam_size=5, language="en", vad_filter=False)
             offline_text = " ".join(segment.text.strip() for segment in segments)
             results.append(
@@ -78,38 +86,53 @@ async def measure(fixtures: list[Fixture], realtime: bool) -> list[NoisyResult]:
                     covered(fixture, streamed),
                     len([u for u in streamed.utterances if u.done.text]),
                     len(fixture.speech),
+                    streamed_before,
                 )
             )
             print(f"{fixture.name:18s} {streamed.text[:50]!r:54} {offline_text[:50]!r}", file=sys.stderr)
     finally:
         await engine.aclose()
+        await before.aclose()
     return results
 
 
 def summarize(results: list[NoisyResult]) -> None:
+    compared = all(result.streamed_before is not None for result in results)
     columns = ["streamed WER", "offline beam-5 WER", "ratio", "speech in utterances", "utterances per stretch"]
+    columns += ["streamed WER before", "ratio before"] if compared else []
     print(f"| fixtures at {SNR_DB:.0f} dB SNR | {' | '.join(columns)} |")
-    print("|---|---|---|---|---|---|")
-    for kind in ("command", "passage"):
+    print("|---" * (len(columns) + 1) + "|")
+    for kind in dict.fromkeys(result.kind for result in results):
         group = [result for result in results if result.kind == kind]
         references = [result.reference for result in group]
         streamed = wer(references, [result.streamed for result in group])
         offline = wer(references, [result.offline for result in group])
-        ratio = streamed / offline if offline else float("inf") if streamed else 1.0
+        ratio = _ratio(streamed, offline)
         coverage = float(np.mean([result.speech_covered for result in group]))
         pieces = sum(result.utterances for result in group) / sum(result.spoken_stretches for result in group)
-        print(
+        row = (
             f"| {kind}s ({len(group)}) | {streamed:.3f} | {offline:.3f} | {ratio:.2f} | {coverage:.0%} | {pieces:.2f} |"
         )
+        if compared:
+            earlier = wer(references, [result.streamed_before or "" for result in group])
+            row += f" {earlier:.3f} | {_ratio(earlier, offline):.2f} |"
+        print(row)
+
+
+def _ratio(streamed: float, offline: float) -> float:
+    return streamed / offline if offline else float("inf") if streamed else 1.0
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.noise", description=__doc__.splitlines()[0])
     parser.add_argument("--fast", action="store_true", help="stream as fast as the engine takes it")
     parser.add_argument("--json", type=Path, help="also write every file's texts to this file")
+    parser.add_argument("--compare", action="store_true", help="also stream with partial commits allowed in noise")
+    parser.add_argument("--kind", choices=["command", "passage"], action="append", help="only these fixtures")
     args = parser.parse_args(argv)
-    fixtures = [f for f in speech_fixtures.build() if f.kind in ("command", "passage")]
-    results = asyncio.run(measure(fixtures, realtime=not args.fast))
+    kinds = args.kind or ["command", "passage"]
+    fixtures = [f for f in speech_fixtures.build() if f.kind in kinds]
+    results = asyncio.run(measure(fixtures, realtime=not args.fast, compare=args.compare))
     summarize(results)
     if args.json:
         args.json.write_text(json.dumps([asdict(result) for result in results], indent=1))

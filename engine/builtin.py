@@ -36,6 +36,7 @@ from voxdesk.engine.events import (
     UtteranceDone,
     UtteranceStats,
 )
+from voxdesk.engine.noise_level import NoiseLevel
 from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
 from voxdesk.engine.vad import Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
 from voxdesk.engine.whisper_decoder import DecoderSettings, WhisperDecoder
@@ -81,6 +82,7 @@ class BuiltinSettings:
     window_seconds: float | None = 6.0  # a partial's audio longer than this starts after settled words (None: never)
     window_keep_seconds: float = 2.0  # audio a trimmed window keeps before its end
     commit_min_logprob: float = -0.6  # a partial less sure than this (mean log-probability) commits nothing
+    noisy_snr_db: float = 12.0  # below this estimated SNR partials commit nothing: the final decides every word
     pre_roll_seconds: float = 0.3
     post_roll_seconds: float = 0.2
     max_utterance_seconds: float = 20.0
@@ -205,6 +207,7 @@ class _Session:
         self._decoder = decoder
         self._settings = engine.settings
         self._vad = SileroVad()
+        self._noise = NoiseLevel()
         self._endpointer = Endpointer(self._settings.endpoint)
         self._audio = np.zeros(0, np.float32)
         self._audio_start = 0
@@ -281,7 +284,9 @@ class _Session:
         self._audio = np.concatenate([self._audio, chunk])
         if self._utterance is not None:
             self._utterance.since_partial += len(chunk)
-        for point in self._endpointer.process(self._vad.probabilities(chunk)):
+        probabilities = self._vad.probabilities(chunk)
+        self._noise.add(chunk, probabilities)
+        for point in self._endpointer.process(probabilities):
             if isinstance(point, SpeechStarted):
                 pre_roll = int(self._settings.pre_roll_seconds * SAMPLE_RATE)
                 self._open_utterance(max(self._audio_start, point.sample - pre_roll), point.sample)
@@ -372,7 +377,9 @@ class _Session:
         utterance.decode_seconds += utterance.last_partial_seconds
         if guess.committed_ends:
             self._trim_window(utterance, start, (end - start) / SAMPLE_RATE, guess.committed_ends)
-        sure = guess.mean_logprob >= self._settings.commit_min_logprob
+        snr = self._noise.snr_db
+        noisy = snr is not None and snr < self._settings.noisy_snr_db
+        sure = guess.mean_logprob >= self._settings.commit_min_logprob and not noisy
         return _Partial(utterance, guess.words, end / SAMPLE_RATE, sure)
 
     def _window(self, utterance: _Utterance) -> tuple[int, list[str], list[str]]:
