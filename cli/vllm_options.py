@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib
 from collections.abc import Sequence
 from typing import Any
 
 from voxdesk.engine.errors import EngineUnavailable
-from voxdesk.engine.vllm_engine import DESKTOP_MAX_NUM_SEQS, VllmSettings, install_hint
+from voxdesk.engine.vllm_engine import DESKTOP_MAX_NUM_SEQS, VllmSettings, import_vllm, install_hint
 
 __all__ = ["add_vllm_arguments", "unrecognized", "vllm_settings", "wants_vllm"]
 
@@ -120,7 +119,7 @@ def vllm_settings(args: argparse.Namespace, server: bool) -> VllmSettings:
 def _vllm_parser() -> Any:
     """A parser holding exactly the options ``vllm serve`` takes for its engine."""
     try:
-        parser_class = importlib.import_module("vllm.utils.argparse_utils").FlexibleArgumentParser
+        parser_class = import_vllm("vllm.utils.argparse_utils").FlexibleArgumentParser
     except ImportError as exc:
         raise EngineUnavailable(f"{install_hint()} ({exc})") from exc
     return _engine_args_class().add_cli_args(parser_class(add_help=False))
@@ -128,7 +127,7 @@ def _vllm_parser() -> Any:
 
 def _engine_args_class() -> Any:
     try:
-        return importlib.import_module("vllm.engine.arg_utils").AsyncEngineArgs
+        return import_vllm("vllm.engine.arg_utils").AsyncEngineArgs
     except ImportError as exc:
         raise EngineUnavailable(f"{install_hint()} ({exc})") from exc
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import os
 import sys
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
@@ -29,7 +30,7 @@ from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, ProgressCallback, che
 from voxdesk.engine.vllm_failures import EngineCoreErrors, explain_start_failure
 from voxdesk.engine.vllm_render import ChunkRenderer
 
-__all__ = ["DESKTOP_MAX_NUM_SEQS", "VllmEngine", "VllmSettings", "engine_arguments", "install_hint"]
+__all__ = ["DESKTOP_MAX_NUM_SEQS", "VllmEngine", "VllmSettings", "engine_arguments", "import_vllm", "install_hint"]
 
 DESKTOP_MAX_NUM_SEQS = 8
 """Concurrent sessions of the desktop's in-process engine: one listener needs few."""
@@ -42,6 +43,13 @@ _BUNDLE_HINT = (
     "local GPU mode needs vLLM, which the installed Voxdesk does not include: run Voxdesk from a Python "
     "environment with vLLM (pip install 'voxdesk[gpu]'), or use remote mode with a vLLM server"
 )
+
+
+def import_vllm(module: str) -> Any:
+    """A vllm module, imported with vLLM logging to stderr (its default is stdout, which is the
+    program's output: ``voxdesk transcribe --json``); its engine processes inherit that."""
+    os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
+    return importlib.import_module(module)
 
 
 def install_hint() -> str:
@@ -106,7 +114,7 @@ def _first_attribute(name: str, modules: tuple[str, ...]) -> Any:
     """``name`` from the first of ``modules`` that has it: vLLM moved things between releases."""
     for module in modules:
         try:
-            return getattr(importlib.import_module(module), name)
+            return getattr(import_vllm(module), name)
         except (ImportError, AttributeError):
             continue
     raise EngineUnavailable(f"this vLLM release has no {name} (looked in {', '.join(modules)}); use vLLM >= 0.16")
@@ -189,7 +197,7 @@ class VllmEngine:
 
     @staticmethod
     def _import_vllm() -> dict[str, Any]:
-        importlib.import_module("vllm")  # no vLLM at all: ImportError, the install hint (not "no AsyncLLM")
+        import_vllm("vllm")  # no vLLM at all: ImportError, the install hint (not "no AsyncLLM")
         api = {
             "AsyncLLM": _first_attribute("AsyncLLM", ("vllm.v1.engine.async_llm", "vllm.engine.async_llm_engine")),
             "AsyncEngineArgs": _first_attribute("AsyncEngineArgs", ("vllm.engine.arg_utils",)),

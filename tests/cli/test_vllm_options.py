@@ -6,9 +6,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import json
+import os
+import subprocess
+import sys
 
 import pytest
 
+from tests.conftest import fixture_path
+from tests.speech_fixtures import Fixture
 from tests.vllm_support import build_tiny_model, requires_vllm
 from voxdesk.cli.main import build_parser, main
 from voxdesk.cli.vllm_options import vllm_settings, wants_vllm
@@ -95,7 +101,7 @@ def test_engine_options_reach_vllms_engine_config(vllm_parser: argparse.Argument
         "serve", "--engine", "vllm", "--model", str(build_tiny_model()), "--served-model-name", "tiny",
         "--dtype", "float32", "--max-model-len", "512", "--max-num-seqs", "3", "-tp", "2",
         "--pipeline-parallel-size", "1", "--distributed-executor-backend", "mp", "--max-num-batched-tokens", "640",
-        "--block-size", "32", "--seed", "7",
+        "--block-size", "32", "--seed", "7", "--data-parallel-size", "2", "--kv-cache-dtype", "fp8",
     ]  # fmt: skip
     settings = vllm_settings(vllm_parser.parse_args(argv), server=True)
     engine_args = importlib.import_module("vllm.engine.arg_utils").AsyncEngineArgs(**engine_arguments(settings))
@@ -104,12 +110,13 @@ def test_engine_options_reach_vllms_engine_config(vllm_parser: argparse.Argument
     assert config.parallel_config.tensor_parallel_size == 2
     assert config.parallel_config.pipeline_parallel_size == 1
     assert config.parallel_config.distributed_executor_backend == "mp"
+    assert config.parallel_config.data_parallel_size == 2
     assert config.model_config.max_model_len == 512
     assert config.model_config.served_model_name == "tiny"
     assert config.model_config.seed == 7
     assert config.scheduler_config.max_num_seqs == 3
     assert config.scheduler_config.max_num_batched_tokens == 640
-    assert config.cache_config.block_size == 32
+    assert config.cache_config.block_size == 32 and config.cache_config.cache_dtype == "fp8"
 
 
 @pytest.mark.vllm
@@ -141,3 +148,23 @@ def test_vllm_help_lists_vllms_options_and_voxdesks_defaults(
     assert "vLLM ParallelConfig" in text and "vLLM SchedulerConfig" in text
     assert "concurrent sessions (default: vLLM's own for a server" in text
     assert f"the desktop's in-process engine uses {DESKTOP_MAX_NUM_SEQS})" in text
+
+
+@pytest.mark.vllm
+@requires_vllm
+def test_transcribe_with_vllm_engine_options_runs_the_tiny_model(speech: dict[str, Fixture]) -> None:
+    command = [
+        sys.executable, "-m", "voxdesk.cli.main", "transcribe", "--engine", "vllm", "--model", str(build_tiny_model()),
+        "--json", "--dtype", "float32", "--enforce-eager", "--max-model-len", "1024", "--max-num-batched-tokens",
+        "1024", "--block-size", "32", str(fixture_path(speech["command00-slt"])),
+    ]  # fmt: skip
+    env = {key: value for key, value in os.environ.items() if key != "VLLM_LOGGING_STREAM"}
+    result = subprocess.run(
+        command, env={**env, "VLLM_CPU_KVCACHE_SPACE": "1"}, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    # Only JSON on stdout, as scripts read it (vLLM's processes log to stdout unless told otherwise).
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    deltas = [line for line in lines if line["type"] == "delta"]
+    assert len(deltas) > 10 and lines[-1]["type"] == "summary"
+    assert lines[-1]["text"] == "".join(delta["text"] for delta in deltas) != ""
