@@ -21,8 +21,9 @@ __all__ = ["add_vllm_arguments", "unrecognized", "vllm_settings", "wants_vllm"]
 COMMANDS = ("serve", "transcribe")
 """The commands that can run the vLLM engine."""
 
-_VOXDESK_OWNS = frozenset({"--model", "--served-model-name"})
-"""vLLM options Voxdesk defines itself: the same meaning, one model name and a default model."""
+_VOXDESK_OWNS = frozenset({"--model", "--served-model-name", "--log-level"})
+"""vLLM options Voxdesk defines itself: the model (with a default) and one served name, and
+``voxdesk --log-level`` for Voxdesk's own logging (vLLM's takes upper case; VLLM_LOGGING_LEVEL sets it)."""
 
 _SERVER_SESSIONS = (
     "vLLM's own for a server, as vllm serve: 128 on a CPU, 256 on most GPUs, 1024 on H100/H200-class ones"

@@ -92,6 +92,8 @@ def test_serve_leaves_max_num_seqs_to_vllm_and_transcribe_keeps_the_desktops(
     assert (auto.config_format, auto.load_format) == ("auto", "auto")
     hf = vllm_settings(vllm_parser.parse_args(["serve", "--engine", "vllm", "--config-format", "hf"]), True)
     assert (hf.config_format, hf.load_format) == ("hf", "mistral")
+    logged = vllm_settings(vllm_parser.parse_args(["--log-level", "debug", "serve", "--engine", "vllm"]), True)
+    assert "log_level" not in logged.engine_args  # Voxdesk's own --log-level, not vLLM's (DEBUG, INFO, ...)
 
 
 @pytest.mark.vllm
