@@ -27,6 +27,7 @@ from voxdesk.engine.errors import AudioFormatError, EngineUnavailable
 from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode, TextDelta, UtteranceDone, UtteranceStats
 from voxdesk.engine.gpu_memory import choose_gpu_memory_utilization, free_gpu_memory
 from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, ProgressCallback, check_chunk
+from voxdesk.engine.vllm_download import resolve_vllm_model
 from voxdesk.engine.vllm_failures import EngineCoreErrors, explain_start_failure
 from voxdesk.engine.vllm_render import ChunkRenderer
 
@@ -34,6 +35,9 @@ __all__ = ["DESKTOP_MAX_NUM_SEQS", "VllmEngine", "VllmSettings", "engine_argumen
 
 DESKTOP_MAX_NUM_SEQS = 8
 """Concurrent sessions of the desktop's in-process engine: one listener needs few."""
+
+_DOWNLOAD_SHARE = 0.5
+"""The part of the loading progress a model download fills; vLLM's start follows."""
 
 _INSTALL_HINT = (
     "vLLM is not installed. On an NVIDIA GPU machine: pip install 'voxdesk[gpu]'; "
@@ -133,6 +137,7 @@ class VllmEngine:
         self._renderer: ChunkRenderer | None = None
         self._api: dict[str, Any] = {}
         self._memory_share: float | None = None
+        self._model_path: str | None = None
         self._core_errors = EngineCoreErrors()
 
     @property
@@ -141,7 +146,8 @@ class VllmEngine:
         return self._llm is not None
 
     async def load(self, progress: ProgressCallback | None = None) -> None:
-        """Import vLLM and start the engine (tens of seconds).
+        """Import vLLM, download a hub model not yet in the hub cache (with progress), and start
+        the engine (tens of seconds).
 
         Raises:
             EngineUnavailable: vllm missing, no usable device, out of memory, unknown model or
@@ -155,8 +161,17 @@ class VllmEngine:
             self._api = await asyncio.to_thread(self._import_vllm)
         except ImportError as exc:
             raise EngineUnavailable(f"{install_hint()} ({exc})") from exc
+        loop = asyncio.get_running_loop()
+
+        def downloading(step: str, done: float) -> None:
+            # The bytes arrive on the worker thread; the window's callback wants this loop.
+            loop.call_soon_threadsafe(report, step, _DOWNLOAD_SHARE * done)
+
+        self._model_path = await asyncio.to_thread(
+            resolve_vllm_model, self.settings.model, self.settings.load_format, downloading
+        )
         memory = await asyncio.to_thread(self._choose_memory_share)
-        report(f"starting vLLM with {self.settings.model}{memory}", 0.2)
+        report(f"starting vLLM with {self.settings.model}{memory}", _DOWNLOAD_SHARE)
         self._core_errors.start()
         try:
             # Construction blocks for tens of seconds; a thread keeps the caller's loop (a window) alive.
@@ -238,6 +253,10 @@ class VllmEngine:
 
     def _engine_args(self) -> Any:
         arguments = engine_arguments(self.settings)
+        if self._model_path is not None and self._model_path != self.settings.model:
+            # vLLM loads the downloaded snapshot; clients still see the hub id.
+            arguments["model"] = self._model_path
+            arguments["served_model_name"] = arguments["served_model_name"] or [self.settings.model]
         if self._memory_share is not None:
             arguments["gpu_memory_utilization"] = self._memory_share
         return self._api["AsyncEngineArgs"](**arguments)

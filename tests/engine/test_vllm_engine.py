@@ -6,11 +6,14 @@ import asyncio
 import json
 import os
 from collections.abc import AsyncIterator, Coroutine, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 import pytest
 
+from tests.hub_server import empty_hub_cache, serve_model, use_hub
 from tests.vllm_support import (
     ENGINE_OPTIONS,
     OUTPUTS_FOR_4S,
@@ -42,15 +45,51 @@ class EngineThread:
         return self.loop.run_until_complete(coroutine)
 
 
+HUB_REPO = "voxdesk-tests/tiny-voxtral"
+
+
+@dataclass
+class HubLoad:
+    """The module's engine, loaded from a loopback model hub: its progress steps and the snapshot it got."""
+
+    engine: VllmEngine
+    runner: EngineThread
+    steps: list[tuple[str, float]]
+    snapshot: Path
+
+
 @pytest.fixture(scope="module")
-def vllm() -> Iterator[tuple[VllmEngine, EngineThread]]:
+def hub_load(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubLoad]:
+    """The tiny model by its hub id, from a loopback hub into an empty hub cache: the one engine start
+    of the module also proves the download comes before vLLM loads."""
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    engine = VllmEngine(VllmSettings(model=str(build_tiny_model()), served_model_name="tinyvox", **ENGINE_OPTIONS))
-    runner = EngineThread()
-    runner.run(engine.load())
-    yield engine, runner
+    engine = VllmEngine(VllmSettings(model=HUB_REPO, served_model_name="tinyvox", **ENGINE_OPTIONS))
+    runner, steps = EngineThread(), []
+    with pytest.MonkeyPatch.context() as patch, serve_model(HUB_REPO, build_tiny_model()) as (url, _):
+        cache = empty_hub_cache(patch, tmp_path_factory.mktemp("hub"))
+        use_hub(patch, url)
+        runner.run(engine.load(lambda step, done: steps.append((step, done))))
+    [snapshot] = (cache / "models--voxdesk-tests--tiny-voxtral" / "snapshots").iterdir()
+    yield HubLoad(engine, runner, steps, snapshot)
     runner.run(engine.aclose())
     runner.loop.close()
+
+
+@pytest.fixture(scope="module")
+def vllm(hub_load: HubLoad) -> tuple[VllmEngine, EngineThread]:
+    return hub_load.engine, hub_load.runner
+
+
+def test_a_hub_model_is_downloaded_with_progress_and_vllm_loads_the_snapshot(hub_load: HubLoad) -> None:
+    downloads = [(step, done) for step, done in hub_load.steps if step.startswith(f"downloading {HUB_REPO}: ")]
+    assert downloads and downloads[-1][0].startswith(f"downloading {HUB_REPO}: 100% of ")
+    fractions = [done for _, done in hub_load.steps]
+    assert fractions == sorted(fractions) and downloads[-1][1] == pytest.approx(0.5)
+    for path in build_tiny_model().iterdir():
+        assert (hub_load.snapshot / path.name).read_bytes() == path.read_bytes()
+    model_config = hub_load.engine._llm.model_config
+    assert model_config.model == str(hub_load.snapshot)
+    assert model_config.served_model_name == "tinyvox"
 
 
 async def chunks(audio: np.ndarray, size: int = 1600) -> AsyncIterator[np.ndarray]:
