@@ -10,6 +10,9 @@ speculative final ends like a finished sentence (``.``, ``?`` or ``!`` after a w
 not leave the sentence hanging, such as "the" or "and") and the speaker is still silent when
 it is ready, the pause ends the utterance there and then instead of after ``silence_seconds``.
 Utterances longer than ``max_utterance_seconds`` are cut at a Whisper segment boundary.
+When the background is loud (an SNR estimate from the VAD's speech and non-speech windows
+below ``noisy_snr_db``), partials commit nothing: in noise two greedy decodes agree on wrong
+words too often, and the beam-search final decides every word.
 """
 
 from __future__ import annotations
