@@ -7,8 +7,9 @@ non-final commit per stream, audio as base64 PCM16 at 16 kHz, then ``final`` and
 
 Several servers may be given (``url`` lists them, separated by commas). A refused or dropped
 connection is reported as a non-fatal ``StreamError`` (``connection_lost``) and the session
-moves to the next server, with backoff once every server has failed in a row. Nothing heard is
-lost: the client keeps the stream's audio until the server finalizes it (``transcription.done``),
+moves to the next server, with backoff once every server has failed in a row
+(:mod:`voxdesk.engine.failover`, shared with the other client engines). Nothing heard is lost:
+the client keeps the stream's audio until the server finalizes it (``transcription.done``),
 and on a new connection it sends ``TextRetracted`` (the lost server's unfinished text is
 withdrawn) and replays that audio, so the new server's deltas make the whole final text.
 """
@@ -19,11 +20,10 @@ import asyncio
 import base64
 import contextlib
 import json
-import random
 import ssl
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterable, AsyncIterator, Iterator
+from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,10 +38,10 @@ from voxdesk.engine.events import (
     StreamError,
     StreamErrorCode,
     TextDelta,
-    TextRetracted,
     UtteranceDone,
     UtteranceStats,
 )
+from voxdesk.engine.failover import Failover, HeardAudio, ServerLost, Servers, backoff, split_urls
 from voxdesk.engine.realtime.events import (
     ErrorEvent,
     InputAudioBufferAppend,
@@ -52,7 +52,7 @@ from voxdesk.engine.realtime.events import (
     TranscriptionProvisional,
     parse_server_event,
 )
-from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
+from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback
 
 __all__ = ["RemoteEngine", "RemoteSettings", "backoff", "encode_audio", "split_urls"]
 
@@ -84,23 +84,10 @@ class RemoteSettings:
     ca_file: str | None = None  # extra CA certificate(s) to trust for wss:// (e.g. a self-signed server)
 
 
-def backoff(initial: float = 0.5, factor: float = 2.0, cap: float = 10.0, jitter: float = 0.2) -> Iterator[float]:
-    """Reconnect delays: exponential, capped, each randomized by ±``jitter`` (a fraction)."""
-    delay = initial
-    while True:
-        yield delay * random.uniform(1 - jitter, 1 + jitter)
-        delay = min(cap, delay * factor)
-
-
 def encode_audio(samples: np.ndarray) -> str:
     """Float32 samples in [-1, 1] to base64 PCM16 little-endian, as vLLM's clients do."""
     pcm = (np.clip(samples, -1.0, 1.0) * 32767).astype("<i2")
     return base64.b64encode(pcm.tobytes()).decode("ascii")
-
-
-def split_urls(urls: str) -> list[str]:
-    """The server URLs in a comma-separated list, blanks dropped."""
-    return [url.strip() for url in urls.split(",") if url.strip()]
 
 
 def realtime_url(url: str) -> str:
@@ -121,18 +108,12 @@ class RemoteEngine:
 
     def __init__(self, settings: RemoteSettings) -> None:
         self.settings = settings
-        self.urls = [realtime_url(url) for url in split_urls(settings.url)] or [realtime_url(settings.url)]
-        self._current = 0  # the server the next session starts on: the last one that answered
+        self.servers = Servers([realtime_url(url) for url in split_urls(settings.url)] or [realtime_url(settings.url)])
 
     @property
     def url(self) -> str:
-        """The server sessions start on now."""
-        return self.urls[self._current]
-
-    def move_on(self) -> str:
-        """Make the next server in the list current; its URL."""
-        self._current = (self._current + 1) % len(self.urls)
-        return self.url
+        """The server sessions start on now: the last one that answered."""
+        return self.servers.url
 
     async def load(self, progress: ProgressCallback | None = None) -> None:
         """Check that a server answers (the first that does becomes current), accepts the key
@@ -141,23 +122,21 @@ class RemoteEngine:
         Raises:
             EngineUnavailable: no server reachable, a refused key, or a model it does not serve.
         """
-        failures: list[str] = []
-        for _ in self.urls:
+
+        async def probe() -> None:
             if progress:
                 progress(f"connecting to {self.url}", 0.0)
             try:
                 async with self.connect() as socket:
                     await socket.recv()  # session.created
-                break
             except InvalidStatus as refused:
-                if refused.response.status_code in _REFUSED_KEY or len(self.urls) == 1:
+                if refused.response.status_code in _REFUSED_KEY:
                     raise EngineUnavailable(self._refusal(refused)) from refused
-                failures.append(self._refusal(refused))
+                raise ServerLost(self._refusal(refused)) from refused
             except (OSError, InvalidHandshake, InvalidURI, TimeoutError, ConnectionClosed) as exc:
-                failures.append(f"cannot reach the speech server at {self.url}: {exc}")
-            self.move_on()
-        else:
-            raise EngineUnavailable("; ".join(failures))
+                raise ServerLost(f"cannot reach the speech server at {self.url}: {exc}") from exc
+
+        await self.servers.first_answering(probe)
         if self.settings.model:
             served = await asyncio.to_thread(self._served_models)
             if served is not None and self.settings.model not in served:
@@ -169,7 +148,7 @@ class RemoteEngine:
 
     def stream(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
         """Open one session over ``audio``; see :mod:`voxdesk.engine.session`."""
-        return _RemoteSession(self).run(audio)
+        return _RemoteSession(self, audio).run()
 
     async def aclose(self) -> None:
         """Nothing to release: connections live only as long as their session."""
@@ -214,85 +193,55 @@ class RemoteEngine:
 class _RemoteSession:
     """One stream over as many connections, to as many servers, as it takes."""
 
-    def __init__(self, engine: RemoteEngine) -> None:
+    def __init__(self, engine: RemoteEngine, audio: AsyncIterable[np.ndarray]) -> None:
         self._engine = engine
-        self._heard: list[np.ndarray] = []  # every chunk read: the server finalizes them only with done
-        self._sent = 0  # samples sent at least once, over all connections
-        self._shown = False  # text (committed or provisional) reached the caller since the last retraction
-        self._text = ""  # deltas yielded since the last retraction
+        self._audio = HeardAudio(audio)  # the server finalizes it only with done
+        self._failover = Failover(engine.servers, engine.settings.max_retries, "speech server")
+        self._text = ""  # this connection's deltas
         self._tokens = (0, 0)
-        self._reading: asyncio.Future[np.ndarray] | None = None  # survives reconnects
-        self._input_ended = False
         self._committed = False  # the final commit went out on the current connection
 
-    async def run(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
+    async def run(self) -> AsyncIterator[EngineEvent]:
         try:
-            async for event in self._connections(aiter(audio)):
+            async for event in self._failover.run(self._attempt, self._time):
                 yield event
         finally:
-            if self._reading is not None:
-                self._reading.cancel()
+            self._audio.close()
 
-    async def _connections(self, chunks: AsyncIterator[np.ndarray]) -> AsyncIterator[EngineEvent]:
-        """One generation per connection until ``done``; after a refusal or a drop the next
-        server, with backoff once every server failed in a row."""
+    async def _attempt(self) -> AsyncIterator[EngineEvent]:
+        """One connection to the current server and its generation, from the first sample heard.
+
+        Raises:
+            ServerLost: the server refused the connection (other than for the key) or dropped it.
+        """
         engine = self._engine
-        delays = backoff()
-        failures = 0
-        while True:
-            try:
-                async with engine.connect() as socket:
-                    await socket.recv()  # session.created
-                    failures = 0
-                    async for event in self._generation(socket, chunks):
-                        yield event
-                    return
-            except InvalidStatus as refused:
-                if refused.response.status_code in _REFUSED_KEY:
-                    yield StreamError(StreamErrorCode.UNAUTHORIZED, engine._refusal(refused), self._time())
-                    return
-                lost: Exception = refused
-            except (_ConnectionLost, ConnectionClosed, OSError, InvalidHandshake, TimeoutError) as dropped:
-                lost = dropped
-            failures += 1
-            if failures > engine.settings.max_retries * len(engine.urls):
-                yield StreamError(
-                    StreamErrorCode.CONNECTION_LOST,
-                    f"gave up reconnecting to {', '.join(engine.urls)}: {lost}",
-                    self._time(),
-                )
-                return
-            lost_url, next_url = engine.url, engine.move_on()
-            yield StreamError(
-                StreamErrorCode.CONNECTION_LOST,
-                f"speech server {lost_url} lost ({lost}); going on with {next_url}",
-                self._time(),
-                fatal=False,
-            )
-            if self._shown:
-                self._shown, self._text = False, ""
-                yield TextRetracted(self._time())
-            if failures % len(engine.urls) == 0:  # every server failed in a row: wait before the next round
-                await asyncio.sleep(next(delays))
+        self._text = ""  # the new server transcribes the whole stream again
+        try:
+            async with engine.connect() as socket:
+                await socket.recv()  # session.created
+                async for event in self._generation(socket):
+                    yield event
+        except InvalidStatus as refused:
+            if refused.response.status_code not in _REFUSED_KEY:
+                raise ServerLost(str(refused)) from refused
+            yield StreamError(StreamErrorCode.UNAUTHORIZED, engine._refusal(refused), self._time())
+        except (_ConnectionLost, ConnectionClosed, OSError, InvalidHandshake, TimeoutError) as dropped:
+            raise ServerLost(str(dropped)) from dropped
 
-    async def _generation(
-        self, socket: ClientConnection, chunks: AsyncIterator[np.ndarray]
-    ) -> AsyncIterator[EngineEvent]:
+    async def _generation(self, socket: ClientConnection) -> AsyncIterator[EngineEvent]:
         settings = self._engine.settings
         await socket.send(SessionUpdate(model=settings.model, provisional=settings.provisional).to_json())
         await socket.send(InputAudioBufferCommit(final=False).to_json())
         self._committed = False
-        sender = asyncio.create_task(self._send_audio(socket, chunks))
+        sender = asyncio.create_task(self._send_audio(socket))
         try:
             while True:
                 frame = await self._receive(socket, sender)
                 event = parse_server_event(frame)
                 if isinstance(event, TranscriptionDelta) and event.delta:
                     self._text += event.delta
-                    self._shown = True
                     yield TextDelta(event.delta, self._time())
                 elif isinstance(event, TranscriptionProvisional):
-                    self._shown = self._shown or bool(event.text)
                     yield ProvisionalText(event.text, self._time())
                 elif isinstance(event, TranscriptionDone):
                     if event.usage is not None:
@@ -330,37 +279,18 @@ class _RemoteSession:
             raise _ConnectionLost(f"closed with code {closed.rcvd.code if closed.rcvd else 1006}") from closed
         return frame if isinstance(frame, str) else frame.decode()
 
-    async def _send_audio(self, socket: ClientConnection, chunks: AsyncIterator[np.ndarray]) -> None:
+    async def _send_audio(self, socket: ClientConnection) -> None:
         """The audio heard so far (a new server's replay), then the rest as it comes, then the final commit."""
-        if self._heard:
-            heard = np.concatenate(self._heard)
-            for start in range(0, len(heard), _REPLAY_SAMPLES):
-                piece = heard[start : start + _REPLAY_SAMPLES]
-                await socket.send(InputAudioBufferAppend(audio=encode_audio(piece)).to_json())
-        while not self._input_ended:
-            try:
-                chunk = check_chunk(await self._next_chunk(chunks))
-            except StopAsyncIteration:
-                self._input_ended = True
-                break
+        for piece in self._audio.replay(_REPLAY_SAMPLES):
+            await socket.send(InputAudioBufferAppend(audio=encode_audio(piece)).to_json())
+        while (chunk := await self._audio.next()) is not None:
             if len(chunk):
-                self._heard.append(chunk)
                 await socket.send(InputAudioBufferAppend(audio=encode_audio(chunk)).to_json())
-                self._sent += len(chunk)
         await socket.send(InputAudioBufferCommit(final=True).to_json())
         self._committed = True
 
-    async def _next_chunk(self, chunks: AsyncIterator[np.ndarray]) -> np.ndarray:
-        """The next input chunk. Shielded: a sender cancelled by a lost connection must not
-        close the caller's audio iterator, which the next connection goes on reading."""
-        if self._reading is None:
-            self._reading = asyncio.ensure_future(anext(chunks))
-        chunk = await asyncio.shield(self._reading)
-        self._reading = None
-        return chunk
-
     def _time(self) -> float:
-        return self._sent / SAMPLE_RATE
+        return self._audio.samples / SAMPLE_RATE
 
     def _done(self) -> UtteranceDone:
         prompt, completion = self._tokens

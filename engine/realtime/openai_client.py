@@ -11,10 +11,12 @@ The item's ``…transcription.delta`` events become ``TextDelta``\\ s and ``…c
 ``UtteranceDone``; OpenAI sends text only once a turn is committed, so all text comes after
 the end of the stream's audio.
 
-A dropped connection is a non-fatal ``StreamError`` (``connection_lost``), retried with
-backoff: the new session gets the whole turn's audio again (nothing the server had not
-transcribed is lost), and of its transcript only what goes beyond the text already yielded is
-added; text yielded before the drop is never taken back.
+Several servers may be given (``url`` lists them, separated by commas). A refused (other than
+for the key) or dropped connection is a non-fatal ``StreamError`` (``connection_lost``) and the
+turn moves to the next server, with backoff once every server has failed in a row
+(:mod:`voxdesk.engine.failover`): text the lost server had sent is withdrawn
+(``TextRetracted``) and the new session gets the whole turn's audio again, so nothing the
+server had not transcribed is lost and its transcript is the whole final text.
 """
 
 from __future__ import annotations
@@ -35,9 +37,10 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode, TextDelta, UtteranceDone, UtteranceStats
-from voxdesk.engine.realtime.client import backoff, encode_audio
+from voxdesk.engine.failover import Failover, HeardAudio, ServerLost, Servers, split_urls
+from voxdesk.engine.realtime.client import encode_audio
 from voxdesk.engine.realtime.openai_events import RATE
-from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
+from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback
 
 __all__ = ["OPENAI_REALTIME_URL", "OpenAIRealtimeEngine", "OpenAISettings", "openai_realtime_url"]
 
@@ -48,13 +51,14 @@ _MIN_COMMIT = RATE // 10  # OpenAI refuses to commit less than 100 ms (§6)
 _REPLAY_CHUNK = SAMPLE_RATE // 2  # audio sent again after a reconnect, per append
 # Errors after which the session goes on (the server drops one chunk, or closes and we reconnect).
 _NON_FATAL_CODES = {StreamErrorCode.BUFFER_FULL, StreamErrorCode.SERVER_SHUTDOWN, StreamErrorCode.IDLE_TIMEOUT}
+_REFUSED_KEY = {401, 403}  # HTTP statuses no other server or retry will answer differently
 
 
 @dataclass(frozen=True)
 class OpenAISettings:
     """Where the OpenAI Realtime server is and what to ask it for."""
 
-    url: str = OPENAI_REALTIME_URL  # a realtime URL, or a base such as ws://HOST:PORT or .../v1
+    url: str = OPENAI_REALTIME_URL  # a realtime URL or a base (ws://HOST:PORT, .../v1); several: comma-separated
     model: str = ""  # the transcription model (e.g. gpt-4o-transcribe); "" is the server's default
     api_key: str | None = None
     language: str | None = None  # an ISO-639-1 code; None lets the model detect it
@@ -106,31 +110,44 @@ class OpenAIRealtimeEngine:
 
     def __init__(self, settings: OpenAISettings) -> None:
         self.settings = settings
-        self.url = openai_realtime_url(settings.url)
+        urls = split_urls(settings.url) or [settings.url]
+        self.servers = Servers([openai_realtime_url(url) for url in urls])
+
+    @property
+    def url(self) -> str:
+        """The server turns start on now: the last one that answered."""
+        return self.servers.url
 
     async def load(self, progress: ProgressCallback | None = None) -> None:
-        """Open one session and configure it, to check the server, the key and the settings.
+        """Open one session and configure it, to check the server, the key and the settings;
+        the first server that answers becomes current.
 
         Raises:
-            EngineUnavailable: unreachable server, refused key, or a session configuration
+            EngineUnavailable: no server reachable, a refused key, or a session configuration
                 the server refuses (its error message is given).
         """
-        if progress:
-            progress(f"connecting to {self.url}", 0.0)
-        try:
-            async with self.connect() as socket:
-                await socket.send(self.session_update())
-                await asyncio.wait_for(self._until_updated(socket), self.settings.open_timeout)
-        except InvalidStatus as refused:
-            raise EngineUnavailable(self._refusal(refused)) from refused
-        except (OSError, InvalidHandshake, InvalidURI, TimeoutError, ConnectionClosed) as exc:
-            raise EngineUnavailable(f"cannot reach the OpenAI Realtime server at {self.url}: {exc}") from exc
+
+        async def probe() -> None:
+            if progress:
+                progress(f"connecting to {self.url}", 0.0)
+            try:
+                async with self.connect() as socket:
+                    await socket.send(self.session_update())
+                    await asyncio.wait_for(self._until_updated(socket), self.settings.open_timeout)
+            except InvalidStatus as refused:
+                if refused.response.status_code in _REFUSED_KEY:
+                    raise EngineUnavailable(self._refusal(refused)) from refused
+                raise ServerLost(self._refusal(refused)) from refused
+            except (OSError, InvalidHandshake, InvalidURI, TimeoutError, ConnectionClosed) as exc:
+                raise ServerLost(f"cannot reach the OpenAI Realtime server at {self.url}: {exc}") from exc
+
+        await self.servers.first_answering(probe)
         if progress:
             progress("connected", 1.0)
 
     def stream(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
         """Open one turn over ``audio``; see :mod:`voxdesk.engine.session`."""
-        return _OpenAISession(self).run(audio)
+        return _OpenAISession(self, audio).run()
 
     async def aclose(self) -> None:
         """Nothing to release: connections live only as long as their stream."""
@@ -166,7 +183,7 @@ class OpenAIRealtimeEngine:
 
     def _refusal(self, refused: InvalidStatus) -> str:
         status = refused.response.status_code
-        if status in (401, 403):
+        if status in _REFUSED_KEY:
             return f"the OpenAI Realtime server at {self.url} refused the API key (HTTP {status})"
         return f"the OpenAI Realtime server at {self.url} refused the connection (HTTP {status})"
 
@@ -181,51 +198,44 @@ class OpenAIRealtimeEngine:
 
 
 class _OpenAISession:
-    """One turn over as many connections as it takes."""
+    """One turn over as many connections, to as many servers, as it takes."""
 
-    def __init__(self, engine: OpenAIRealtimeEngine) -> None:
+    def __init__(self, engine: OpenAIRealtimeEngine, audio: AsyncIterable[np.ndarray]) -> None:
         self._engine = engine
-        self._heard: list[np.ndarray] = []  # every chunk read, sent again after a reconnect
-        self._samples = 0  # samples read from the caller
-        self._text = ""  # every delta yielded so far
-        self._reading: asyncio.Future[np.ndarray] | None = None  # survives reconnects
-        self._audio_ended = False
+        self._audio = HeardAudio(audio)  # the whole turn, sent again to a new server
+        self._failover = Failover(engine.servers, engine.settings.max_retries, "OpenAI Realtime server")
+        self._text = ""  # the deltas yielded on this connection
+        self._committed = False  # the commit went out on the current connection
 
-    async def run(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
+    async def run(self) -> AsyncIterator[EngineEvent]:
         try:
-            async for event in self._connections(aiter(audio)):
+            async for event in self._failover.run(self._attempt, self._time):
                 yield event
         finally:
-            if self._reading is not None:
-                self._reading.cancel()
+            self._audio.close()
 
-    async def _connections(self, chunks: AsyncIterator[np.ndarray]) -> AsyncIterator[EngineEvent]:
-        """The turn on one connection, reconnecting with backoff after drops."""
-        delays = backoff()
-        failures = 0
-        while True:
-            try:
-                async with self._engine.connect() as socket:
-                    failures = 0
-                    async for event in self._turn(socket, chunks):
-                        yield event
-                    return
-            except InvalidStatus as refused:
-                yield StreamError(StreamErrorCode.UNAUTHORIZED, self._engine._refusal(refused), self._time())
-                return
-            except (_ConnectionLost, ConnectionClosed, OSError, InvalidHandshake, TimeoutError) as lost:
-                failures += 1
-                if failures > self._engine.settings.max_retries:
-                    message = f"gave up reconnecting to {self._engine.url}: {lost}"
-                    yield StreamError(StreamErrorCode.CONNECTION_LOST, message, self._time())
-                    return
-                message = f"connection to the OpenAI Realtime server lost ({lost}); reconnecting"
-                yield StreamError(StreamErrorCode.CONNECTION_LOST, message, self._time(), fatal=False)
-                await asyncio.sleep(next(delays))
+    async def _attempt(self) -> AsyncIterator[EngineEvent]:
+        """One connection to the current server and the turn on it, from the turn's first sample.
 
-    async def _turn(self, socket: ClientConnection, chunks: AsyncIterator[np.ndarray]) -> AsyncIterator[EngineEvent]:
+        Raises:
+            ServerLost: the server refused the connection (other than for the key) or dropped it.
+        """
+        self._text = ""  # the new server transcribes the whole turn again
+        try:
+            async with self._engine.connect() as socket:
+                async for event in self._turn(socket):
+                    yield event
+        except InvalidStatus as refused:
+            if refused.response.status_code not in _REFUSED_KEY:
+                raise ServerLost(str(refused)) from refused
+            yield StreamError(StreamErrorCode.UNAUTHORIZED, self._engine._refusal(refused), self._time())
+        except (_ConnectionLost, ConnectionClosed, OSError, InvalidHandshake, TimeoutError) as lost:
+            raise ServerLost(str(lost)) from lost
+
+    async def _turn(self, socket: ClientConnection) -> AsyncIterator[EngineEvent]:
         await socket.send(self._engine.session_update())
-        sender = asyncio.create_task(self._send_audio(socket, chunks))
+        self._committed = False
+        sender = asyncio.create_task(self._send_audio(socket))
         received = ""  # this connection's transcript so far
         try:
             while True:
@@ -246,6 +256,9 @@ class _OpenAISession:
                     return
                 elif kind == "error":
                     code, message = _error_text(event.get("error"))
+                    if code == StreamErrorCode.SERVER_SHUTDOWN and not self._committed:
+                        # The server would transcribe only the audio it has: another one gets all of it.
+                        raise _ConnectionLost(f"the server is shutting down: {message}")
                     fatal = code not in _NON_FATAL_CODES
                     yield StreamError(code, message, self._time(), fatal=fatal)
                     if fatal:
@@ -258,9 +271,8 @@ class _OpenAISession:
     def _beyond_yielded(self, transcript: str, final: bool) -> str:
         """What of ``transcript`` (this connection's text) was not yielded yet.
 
-        After a reconnect the new session transcribes the turn again from its start; while its
-        text repeats what was yielded nothing is added. A final transcript that differs from
-        the kept text adds its words past as many words as were kept.
+        A final transcript that differs from the deltas yielded adds its words past as many
+        words as were yielded.
         """
         self._text, piece = _extend(self._text, transcript, final)
         return piece
@@ -280,26 +292,19 @@ class _OpenAISession:
         except ConnectionClosed as closed:
             raise _ConnectionLost(f"closed with code {closed.rcvd.code if closed.rcvd else 1006}") from closed
 
-    async def _send_audio(self, socket: ClientConnection, chunks: AsyncIterator[np.ndarray]) -> None:
-        """The turn's audio so far again (after a reconnect), then the rest as it comes, then commit."""
+    async def _send_audio(self, socket: ClientConnection) -> None:
+        """The turn's audio so far again (on a new server), then the rest as it comes, then commit."""
         resampler = soxr.ResampleStream(SAMPLE_RATE, RATE, 1, "float32")
         sent = 0  # 24 kHz samples on this connection
-        heard = np.concatenate(self._heard) if self._heard else np.zeros(0, np.float32)
-        for start in range(0, len(heard), _REPLAY_CHUNK):
-            sent += await self._append(socket, resampler.resample_chunk(heard[start : start + _REPLAY_CHUNK]))
-        while not self._audio_ended:
-            try:
-                chunk = check_chunk(await self._next_chunk(chunks))
-            except StopAsyncIteration:
-                self._audio_ended = True
-                break
-            self._heard.append(chunk)
-            self._samples += len(chunk)
+        for piece in self._audio.replay(_REPLAY_CHUNK):
+            sent += await self._append(socket, resampler.resample_chunk(piece))
+        while (chunk := await self._audio.next()) is not None:
             sent += await self._append(socket, resampler.resample_chunk(chunk))
         tail = resampler.resample_chunk(np.zeros(0, np.float32), last=True)
         tail = np.concatenate([tail, np.zeros(max(0, _MIN_COMMIT - sent - len(tail)), np.float32)])
         await self._append(socket, tail)
         await socket.send('{"type":"input_audio_buffer.commit"}')
+        self._committed = True
 
     @staticmethod
     async def _append(socket: ClientConnection, samples: np.ndarray) -> int:
@@ -307,17 +312,8 @@ class _OpenAISession:
             await socket.send(json.dumps({"type": "input_audio_buffer.append", "audio": encode_audio(samples)}))
         return len(samples)
 
-    async def _next_chunk(self, chunks: AsyncIterator[np.ndarray]) -> np.ndarray:
-        """The next input chunk. Shielded: a sender cancelled by a lost connection must not
-        close the caller's audio iterator, which the next connection goes on reading."""
-        if self._reading is None:
-            self._reading = asyncio.ensure_future(anext(chunks))
-        chunk = await asyncio.shield(self._reading)
-        self._reading = None
-        return chunk
-
     def _time(self) -> float:
-        return self._samples / SAMPLE_RATE
+        return self._audio.samples / SAMPLE_RATE
 
     def _done(self) -> UtteranceDone:
         stats = UtteranceStats(audio_seconds=self._time(), decode_seconds=None, partial_decodes=0)

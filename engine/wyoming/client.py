@@ -4,8 +4,14 @@
 One stream is one request on a new connection: ``transcribe``, ``audio-start``, the audio as
 16 kHz 16-bit mono ``audio-chunk``\\ s, ``audio-stop``, then a wait for ``transcript``. Streamed
 ``transcript-chunk`` text is shown as provisional text and replaced by the final transcript,
-which becomes the one committed delta. There is no reconnecting inside a stream: a lost
-connection ends it with a ``connection_lost`` error, and the next stream connects again.
+which becomes the one committed delta.
+
+Several servers may be given (``url`` lists them, separated by commas). A refused or dropped
+connection (or one that ends, or goes silent for the read timeout, before the transcript) is a
+non-fatal ``StreamError`` (``connection_lost``) and the request moves to the next server, with
+backoff once every server has failed in a row (:mod:`voxdesk.engine.failover`): the streamed
+text shown so far is withdrawn (``TextRetracted``) and the whole request's audio is sent
+again, as the server finalizes nothing before its ``transcript``.
 """
 
 from __future__ import annotations
@@ -29,7 +35,8 @@ from voxdesk.engine.events import (
     UtteranceDone,
     UtteranceStats,
 )
-from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
+from voxdesk.engine.failover import Failover, HeardAudio, ServerLost, Servers, split_urls
+from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback
 from voxdesk.engine.wyoming.audio import to_pcm16
 from voxdesk.engine.wyoming.config import parse_tcp_uri
 from voxdesk.engine.wyoming.events import (
@@ -51,17 +58,19 @@ from voxdesk.engine.wyoming.info import AsrProgram, parse_asr_programs
 __all__ = ["WyomingEngine", "WyomingSettings"]
 
 _PCM16 = AudioFormat(SAMPLE_RATE, 2, 1)
+_REPLAY_SAMPLES = SAMPLE_RATE  # audio per audio-chunk when replaying to a new server
 
 
 @dataclass(frozen=True)
 class WyomingSettings:
     """Where the server is and what to ask it for."""
 
-    url: str  # tcp://HOST:PORT
+    url: str  # tcp://HOST:PORT; several: comma-separated
     model: str = ""  # a model the server's info lists; "" lets the server choose
     language: str | None = None  # e.g. "en"; None lets the server choose
     connect_timeout: float = 10.0
     read_timeout: float = 30.0  # the longest wait for info, and for the transcript after audio-stop
+    max_retries: int = 5  # failed rounds over every server in a row before a request gives up
 
 
 class _Peer:
@@ -102,41 +111,57 @@ class WyomingEngine:
 
     def __init__(self, settings: WyomingSettings) -> None:
         self.settings = settings
-        self.host, self.port = parse_tcp_uri(settings.url)
+        self.servers = Servers(split_urls(settings.url) or [settings.url])
+        self._addresses = {url: parse_tcp_uri(url) for url in self.servers.urls}
         self.program: AsrProgram | None = None
 
+    @property
+    def host(self) -> str:
+        """The host of the server requests start on now: the last one that answered."""
+        return self._addresses[self.servers.url][0]
+
+    @property
+    def port(self) -> int:
+        """The port of the server requests start on now."""
+        return self._addresses[self.servers.url][1]
+
     async def load(self, progress: ProgressCallback | None = None) -> None:
-        """Ask the server what it offers (``describe``) and check it has the model and language.
+        """Ask the server what it offers (``describe``) and check it has the model and language;
+        the first server that answers becomes current.
 
         Raises:
-            EngineUnavailable: unreachable server, no installed ASR program, or no installed model
+            EngineUnavailable: no server reachable, no installed ASR program, or no installed model
                 for the settings' model and language.
         """
-        if progress:
-            progress(f"connecting to {self.settings.url}", 0.0)
-        try:
-            peer = await self._connect()
+
+        async def probe() -> None:
+            if progress:
+                progress(f"connecting to {self.servers.url}", 0.0)
             try:
-                await peer.write(Describe().to_event())
-                info = await asyncio.wait_for(self._read_info(peer), self.settings.read_timeout)
-            finally:
-                await peer.close()
-            programs = parse_asr_programs(info)
-        except (OSError, TimeoutError, FramingError, WyomingProtocolError) as exc:
-            raise EngineUnavailable(f"cannot reach the Wyoming server at {self.settings.url}: {exc}") from exc
-        self.program = self._choose(programs)
+                peer = await self._connect()
+                try:
+                    await peer.write(Describe().to_event())
+                    info = await asyncio.wait_for(self._read_info(peer), self.settings.read_timeout)
+                finally:
+                    await peer.close()
+                programs = parse_asr_programs(info)
+            except (OSError, TimeoutError, FramingError, WyomingProtocolError) as exc:
+                raise ServerLost(f"cannot reach the Wyoming server at {self.servers.url}: {exc}") from exc
+            self.program = self._choose(programs)
+
+        await self.servers.first_answering(probe)
         if progress:
             progress("connected", 1.0)
 
     def stream(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
         """Open one request over ``audio``; see :mod:`voxdesk.engine.session`."""
-        return _WyomingSession(self).run(audio)
+        return _WyomingSession(self, audio).run()
 
     async def aclose(self) -> None:
         """Nothing to release: connections live only as long as their stream."""
 
     async def _connect(self) -> _Peer:
-        """A new connection to the server. Raises ``OSError`` or ``TimeoutError``."""
+        """A new connection to the current server. Raises ``OSError`` or ``TimeoutError``."""
         opening = asyncio.open_connection(self.host, self.port)
         reader, writer = await asyncio.wait_for(opening, self.settings.connect_timeout)
         return _Peer(reader, writer)
@@ -158,23 +183,35 @@ class WyomingEngine:
         offered = ", ".join(f"{m.name} ({' '.join(m.languages[:8])})" for p in programs for m in p.models) or "nothing"
         wanted = f"model {wanted_model}" if wanted_model else "model"
         wanted += f" for language {language}" if language else ""
-        raise EngineUnavailable(f"the Wyoming server at {self.settings.url} has no {wanted}; it offers: {offered}")
+        raise EngineUnavailable(f"the Wyoming server at {self.servers.url} has no {wanted}; it offers: {offered}")
 
 
 class _WyomingSession:
-    """One stream: one request on its own connection."""
+    """One stream: one request, on as many connections to as many servers as it takes."""
 
-    def __init__(self, engine: WyomingEngine) -> None:
+    def __init__(self, engine: WyomingEngine, audio: AsyncIterable[np.ndarray]) -> None:
         self._engine = engine
-        self._sent = 0  # samples sent
+        self._audio = HeardAudio(audio)  # the whole request, sent again to a new server
+        self._failover = Failover(engine.servers, engine.settings.max_retries, "Wyoming server")
 
-    async def run(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
+    async def run(self) -> AsyncIterator[EngineEvent]:
+        try:
+            async for event in self._failover.run(self._attempt, self._time):
+                yield event
+        finally:
+            self._audio.close()
+
+    async def _attempt(self) -> AsyncIterator[EngineEvent]:
+        """The request on a new connection to the current server, from its first sample.
+
+        Raises:
+            ServerLost: the server cannot be reached, or failed before the transcript.
+        """
         try:
             peer = await self._engine._connect()
         except (OSError, TimeoutError) as exc:
-            yield self._lost(f"cannot reach the Wyoming server at {self._engine.settings.url}: {exc}")
-            return
-        sender = asyncio.create_task(self._send(peer, audio))
+            raise ServerLost(f"cannot reach it: {exc or type(exc).__name__}") from exc
+        sender = asyncio.create_task(self._send(peer))
         try:
             async for event in self._events(peer, sender):
                 yield event
@@ -199,19 +236,18 @@ class _WyomingSession:
                 elif isinstance(parsed, WyomingError):  # a transcript still follows (§8.1 item 7)
                     yield StreamError(_stream_code(parsed.code), parsed.text, self._time(), fatal=False)
         except (ConnectionError, FramingError, WyomingProtocolError, TimeoutError) as exc:
-            yield self._lost(f"Wyoming server connection failed: {exc or type(exc).__name__}")
-            return
-        yield self._lost("the Wyoming server closed the connection before the transcript")
+            raise ServerLost(f"connection failed: {exc or type(exc).__name__}") from exc
+        raise ServerLost("it closed the connection before the transcript")
 
-    async def _send(self, peer: _Peer, audio: AsyncIterable[np.ndarray]) -> None:
+    async def _send(self, peer: _Peer) -> None:
         settings = self._engine.settings
         await peer.write(Transcribe(settings.model or None, settings.language).to_event())
         await peer.write(AudioStart(_PCM16).to_event())
-        async for chunk in audio:
-            samples = check_chunk(chunk)
-            if len(samples):
-                await peer.write(AudioChunk(_PCM16, to_pcm16(samples)).to_event())
-                self._sent += len(samples)
+        for piece in self._audio.replay(_REPLAY_SAMPLES):
+            await peer.write(AudioChunk(_PCM16, to_pcm16(piece)).to_event())
+        while (chunk := await self._audio.next()) is not None:
+            if len(chunk):
+                await peer.write(AudioChunk(_PCM16, to_pcm16(chunk)).to_event())
         await peer.write(AudioStop().to_event())
 
     async def _receive(self, peer: _Peer, sender: asyncio.Task[None]) -> Event | None:
@@ -232,14 +268,11 @@ class _WyomingSession:
             reading.cancel()
 
     def _time(self) -> float:
-        return self._sent / SAMPLE_RATE
+        return self._audio.samples / SAMPLE_RATE
 
     def _done(self, text: str) -> UtteranceDone:
         stats = UtteranceStats(audio_seconds=self._time(), decode_seconds=None, partial_decodes=0)
         return UtteranceDone(text, self._time(), 0.0, self._time(), stats)
-
-    def _lost(self, message: str) -> StreamError:
-        return StreamError(StreamErrorCode.CONNECTION_LOST, message, self._time())
 
 
 def _stream_code(code: str | None) -> StreamErrorCode:

@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 import numpy as np
 import pytest
@@ -93,9 +94,10 @@ async def library_server(answer: Callable[[Received], list[Event] | None]) -> As
         await server.stop()
 
 
-async def run_engine(port: int, **settings: str) -> list[EngineEvent]:
-    """One second of audio through a loaded engine."""
-    engine = WyomingEngine(WyomingSettings(url=f"tcp://127.0.0.1:{port}", read_timeout=10, **settings))  # type: ignore[arg-type]
+async def run_engine(port: int | str, **settings: Any) -> list[EngineEvent]:
+    """One second of audio through a loaded engine (``port``: one, or several comma-separated)."""
+    url = ",".join(f"tcp://127.0.0.1:{one}" for one in str(port).split(","))
+    engine = WyomingEngine(WyomingSettings(url=url, read_timeout=10, **settings))
     await engine.load()
 
     async def audio() -> AsyncIterator[np.ndarray]:
@@ -132,10 +134,26 @@ def test_errors_before_the_transcript_are_reported_and_the_text_still_arrives() 
 def test_a_server_that_closes_without_a_transcript_is_a_lost_connection() -> None:
     async def scenario() -> list[EngineEvent]:
         async with library_server(lambda seen: None) as (port, _):
-            return await run_engine(port)
+            return await run_engine(port, max_retries=0)
 
     (error,) = asyncio.run(scenario())
     assert isinstance(error, StreamError) and error.fatal and error.code == StreamErrorCode.CONNECTION_LOST
+
+
+def test_the_request_goes_on_whole_with_the_next_server_when_one_closes_without_a_transcript() -> None:
+    async def scenario() -> tuple[list[EngineEvent], Received, Received]:
+        async with (
+            library_server(lambda seen: None) as (failing, lost),
+            library_server(lambda seen: [Transcript(text="ok").event()]) as (answering, seen),
+        ):
+            return await run_engine(f"{failing},{answering}", max_retries=1), lost, seen
+
+    events, lost, seen = asyncio.run(scenario())
+    error, delta, done = events
+    assert isinstance(error, StreamError) and not error.fatal and error.code == StreamErrorCode.CONNECTION_LOST
+    assert "going on with tcp://127.0.0.1:" in error.message
+    assert isinstance(delta, TextDelta) and isinstance(done, UtteranceDone) and done.text == "ok"
+    assert lost.audio_bytes == seen.audio_bytes == 32000, "the second server did not get the whole second"
 
 
 def test_loading_checks_the_language_and_the_model() -> None:

@@ -1,0 +1,188 @@
+"""Failing over between several servers, shared by the client engines (the vLLM dialect's
+``RemoteEngine``, the OpenAI Realtime engine and the Wyoming engine).
+
+An engine keeps one :class:`Servers`: its URLs in order and the one sessions start on (the
+last one that answered). Each stream reads its audio through :class:`HeardAudio`, which keeps
+every chunk until the server has finalized the text, and runs its connections through a
+:class:`Failover`: one attempt per connection, which raises :class:`ServerLost` when the
+server refuses or drops it. The failover then reports the loss (a non-fatal ``StreamError``,
+``connection_lost``), withdraws the text the lost server had shown (``TextRetracted``) and
+starts the next attempt on the next server, which gets the heard audio again; once every
+server has failed in a row it waits a :func:`backoff` delay first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
+
+import numpy as np
+
+from voxdesk.engine.errors import EngineUnavailable
+from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamError, StreamErrorCode, TextDelta, TextRetracted
+from voxdesk.engine.session import check_chunk
+
+__all__ = ["Failover", "HeardAudio", "ServerLost", "Servers", "backoff", "split_urls"]
+
+
+def backoff(initial: float = 0.5, factor: float = 2.0, cap: float = 10.0, jitter: float = 0.2) -> Iterator[float]:
+    """Reconnect delays: exponential, capped, each randomized by ±``jitter`` (a fraction)."""
+    delay = initial
+    while True:
+        yield delay * random.uniform(1 - jitter, 1 + jitter)
+        delay = min(cap, delay * factor)
+
+
+def split_urls(urls: str) -> list[str]:
+    """The server URLs in a comma-separated list, blanks dropped."""
+    return [url.strip() for url in urls.split(",") if url.strip()]
+
+
+class ServerLost(Exception):
+    """The server refused a stream's connection, or dropped it before the final text: the
+    stream goes on with the next server. The message says what happened."""
+
+
+class Servers:
+    """The servers an engine fails over between, in order; sessions start on the current one."""
+
+    def __init__(self, urls: list[str]) -> None:
+        if not urls:
+            raise ValueError("no server URL given")
+        self.urls = urls
+        self._current = 0
+
+    @property
+    def url(self) -> str:
+        """The server sessions start on now."""
+        return self.urls[self._current]
+
+    def move_on(self) -> str:
+        """Make the next server in the list current; its URL."""
+        self._current = (self._current + 1) % len(self.urls)
+        return self.url
+
+    async def first_answering(self, probe: Callable[[], Awaitable[None]]) -> None:
+        """Run ``probe`` against the current server, then the next ones, until it succeeds; the
+        server that answered stays current.
+
+        ``probe`` talks to :attr:`url` and raises :class:`ServerLost` to try the next server;
+        anything else it raises (e.g. ``EngineUnavailable`` for a refused key) ends the search.
+
+        Raises:
+            EngineUnavailable: no server answered; the message gives each one's failure.
+        """
+        failures: list[str] = []
+        for _ in self.urls:
+            try:
+                await probe()
+                return
+            except ServerLost as lost:
+                failures.append(str(lost))
+            self.move_on()
+        raise EngineUnavailable("; ".join(failures))
+
+
+class HeardAudio:
+    """A stream's audio as read from the caller, kept so that it can be replayed to another
+    server. Reads are shielded: a sender cancelled by a lost connection must not close the
+    caller's audio iterator, which the next connection goes on reading."""
+
+    def __init__(self, audio: AsyncIterable[np.ndarray]) -> None:
+        self._chunks = aiter(audio)
+        self._heard: list[np.ndarray] = []
+        self._reading: asyncio.Future[np.ndarray] | None = None  # survives a cancelled sender
+        self.ended = False
+        self.samples = 0  # samples read so far
+
+    async def next(self) -> np.ndarray | None:
+        """The next chunk, checked (``check_chunk``) and kept; ``None`` once the audio ended."""
+        if self.ended:
+            return None
+        if self._reading is None:
+            self._reading = asyncio.ensure_future(anext(self._chunks))
+        try:
+            chunk = check_chunk(await asyncio.shield(self._reading))
+        except StopAsyncIteration:
+            self.ended = True
+            return None
+        finally:
+            if self._reading.done():
+                self._reading = None
+        if len(chunk):
+            self._heard.append(chunk)
+            self.samples += len(chunk)
+        return chunk
+
+    def replay(self, size: int) -> Iterator[np.ndarray]:
+        """The audio read so far, in pieces of at most ``size`` samples."""
+        heard = np.concatenate(self._heard) if self._heard else np.zeros(0, np.float32)
+        for start in range(0, len(heard), size):
+            yield heard[start : start + size]
+
+    def close(self) -> None:
+        """Cancel a read still waiting for the caller's next chunk."""
+        if self._reading is not None:
+            self._reading.cancel()
+
+
+def _shows_text(event: EngineEvent) -> bool:
+    return isinstance(event, TextDelta | ProvisionalText) and bool(event.text)
+
+
+class Failover:
+    """One stream's way through the servers: attempts, one per connection, until one ends
+    without losing its server.
+
+    Args:
+        servers: the engine's servers; a loss moves them on, so the next stream starts where
+            this one ended.
+        max_retries: rounds over every server, each failing before it sent anything, before
+            the stream gives up.
+        kind: what the servers are, for messages ("speech server", "Wyoming server").
+    """
+
+    def __init__(self, servers: Servers, max_retries: int, kind: str) -> None:
+        self._servers = servers
+        self._max_retries = max_retries
+        self._kind = kind
+        self._failures = 0  # attempts failed since a server last sent anything
+
+    async def run(
+        self, attempt: Callable[[], AsyncIterator[EngineEvent]], now: Callable[[], float]
+    ) -> AsyncIterator[EngineEvent]:
+        """The events of ``attempt()`` against :attr:`Servers.url`, and of new attempts after
+        each :class:`ServerLost`, with the loss reported and shown text retracted between them.
+
+        ``attempt`` must start from the beginning of the stream's audio (the kept audio
+        replayed); ``now`` gives the stream's audio time for the events this adds. After
+        ``max_retries`` failed rounds the stream ends with a fatal ``connection_lost``.
+        """
+        delays = backoff()
+        while True:
+            shown = False
+            try:
+                async for event in attempt():
+                    # A server that answers is working: only failures without any answer in
+                    # between count towards giving up (one that takes the connection and drops
+                    # it every time still runs out of tries).
+                    self._failures = 0
+                    shown = shown or _shows_text(event)
+                    yield event
+                return
+            except ServerLost as lost:
+                reason = lost
+            self._failures += 1
+            servers = self._servers
+            if self._failures > self._max_retries * len(servers.urls):
+                message = f"gave up reconnecting to {', '.join(servers.urls)}: {reason}"
+                yield StreamError(StreamErrorCode.CONNECTION_LOST, message, now())
+                return
+            lost_url, next_url = servers.url, servers.move_on()
+            message = f"{self._kind} {lost_url} lost ({reason}); going on with {next_url}"
+            yield StreamError(StreamErrorCode.CONNECTION_LOST, message, now(), fatal=False)
+            if shown:
+                yield TextRetracted(now())
+            if self._failures % len(servers.urls) == 0:  # every server failed in a row: wait first
+                await asyncio.sleep(next(delays))
