@@ -20,7 +20,7 @@ import numpy as np
 from voxdesk.app.files.job import FileTranscription
 from voxdesk.app.files.reading import AudioFileError, read_audio
 from voxdesk.app.files.transcription import TimedEvent, TranscriptionReport
-from voxdesk.app.listening.engine_choice import is_wyoming
+from voxdesk.app.listening.engine_choice import server_engine
 from voxdesk.app.log import LEVELS, configure_logging
 from voxdesk.app.settings import SERVER_DIALECTS
 from voxdesk.cli.history import (  # history: issue 8
@@ -37,12 +37,9 @@ from voxdesk.cli.vllm_options import add_vllm_arguments, unrecognized, vllm_sett
 from voxdesk.cli.wyoming import add_wyoming_arguments, wyoming_config, wyoming_server
 from voxdesk.engine import ENGINE_NAMES, EngineKind, StreamingEngine, create_engine
 from voxdesk.engine.errors import VoxdeskError
-from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings
-from voxdesk.engine.realtime.openai_client import OpenAIRealtimeEngine, OpenAISettings
 from voxdesk.engine.realtime.server import RealtimeServer, ServerConfig
 from voxdesk.engine.vllm_engine import VllmEngine, VllmSettings
 from voxdesk.engine.whisper_models import BUNDLED_MODEL, DEVICES
-from voxdesk.engine.wyoming.client import WyomingEngine, WyomingSettings
 
 __all__ = ["main"]
 
@@ -111,7 +108,7 @@ def build_parser(vllm: bool = False) -> argparse.ArgumentParser:
         metavar="URL",
         action=ServerUrls,
         help="use the /v1/realtime server at URL (ws:// or wss://), or a Wyoming one (tcp://); several "
-        "/v1/realtime servers (comma-separated or --server repeated) are failed over in that order",
+        "servers of one kind (comma-separated or --server repeated) are failed over in that order",
     )
     transcribe.add_argument("--model", default="", help="model to ask the server for, or for --engine vllm to load")
     transcribe.add_argument("--api-key", default=os.environ.get("VOXDESK_API_KEY"), help="bearer key for the server")
@@ -286,14 +283,9 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 def _engine_for(args: argparse.Namespace) -> StreamingEngine:
-    if args.server and is_wyoming(args.server):
-        language = None if args.language == "auto" else args.language
-        return WyomingEngine(WyomingSettings(url=args.server, model=args.model, language=language))
-    if args.server and args.dialect == "openai":
-        language = None if args.language == "auto" else args.language
-        return OpenAIRealtimeEngine(OpenAISettings(args.server, args.model, args.api_key or None, language))
     if args.server:
-        return RemoteEngine(RemoteSettings(url=args.server, model=args.model, api_key=args.api_key or None))
+        language = None if args.language == "auto" else args.language
+        return server_engine(args.server, args.dialect, args.model, args.api_key or None, language)
     return _create_engine(args)
 
 

@@ -135,7 +135,10 @@ class Controller:
             return loaded
 
     async def _load(self) -> bool:
-        engine = self._engine_factory(self.settings.engine)
+        try:
+            engine = self._engine_factory(self.settings.engine)
+        except EngineUnavailable as exc:  # settings no engine can be built from, e.g. mixed server kinds
+            return await self._load_failed(None, str(exc))
         self._speed = SpeedWatch(self._final_latency_limit)
         self._set_status(EngineState.LOADING, "starting", 0.0)
         steps: list[str] = []
@@ -159,10 +162,12 @@ class Controller:
             self.start_listening(self._hold_to_talk, self._trigger)
         return True
 
-    async def _load_failed(self, engine: StreamingEngine, message: str) -> bool:
+    async def _load_failed(self, engine: StreamingEngine | None, message: str) -> bool:
         self._listen_when_ready = False
         self._set_status(EngineState.FAILED, message)
         self._emit(Problem(message))
+        if engine is None:
+            return False
         try:
             await engine.aclose()
         except Exception:

@@ -116,8 +116,9 @@ def test_switching_engines_while_listening_keeps_listening_and_the_transcript(
         (lambda port: remote(port, api_key="wrong"), "refused the API key"),
         (lambda port: remote(free_port()), "cannot reach the speech server"),
         (lambda port: EngineSettings(kind=EngineKind.VLLM, vllm_model="no/such-model"), ""),
+        (lambda port: EngineSettings(kind=EngineKind.REMOTE, server_url=f"tcp://h:10300,ws://h:{port}"), "mix Wyoming"),
     ],
-    ids=["wrong-api-key", "unreachable-server", "vllm-unavailable"],
+    ids=["wrong-api-key", "unreachable-server", "vllm-unavailable", "mixed-server-kinds"],
 )
 def test_an_engine_that_cannot_start_is_a_plain_problem_not_a_crash(
     make_choice: object, expected: str, serve_port: int
