@@ -5,7 +5,7 @@ int8 on the CPU): ``voxdesk serve`` (built-in engine, vLLM dialect) and WhisperL
 server (faster-whisper backend, its client's default options: server VAD on, 10 repeats
 before a segment is completed), from ``.venv-whisperlive`` (``scripts/setup-whisperlive.sh``).
 The clients run in this process on the same two cores and stream each fixture at real-time
-pace in 100 ms chunks, followed by silence until 4 s after its end of speech. Measured:
+pace in 100 ms chunks, followed by silence until 8 s after its end of speech. Measured:
 
 - first text: the first text shown, after the audio at the true speech onset was sent;
 - final: the last text that will not change any more (Voxdesk: a ``transcription.delta``,
@@ -49,7 +49,7 @@ from voxdesk.engine.session import SAMPLE_RATE
 from voxdesk.engine.whisper_models import model_directory
 
 CHUNK = 1600
-TAIL_SECONDS = 4.0
+TAIL_SECONDS = 8.0  # WhisperLive completes a segment after 10 equal decodes: about 6 s here
 HELD_LAG = 1.5
 WHISPERLIVE_PYTHON = REPO / ".venv-whisperlive" / "bin" / "python"
 
