@@ -19,7 +19,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, I
 
 import numpy as np
 
-from voxdesk.engine.errors import EngineUnavailable
+from voxdesk.engine.errors import EngineUnavailable, VoxdeskError
 from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamError, StreamErrorCode, TextDelta, TextRetracted
 from voxdesk.engine.session import check_chunk
 
@@ -39,7 +39,7 @@ def split_urls(urls: str) -> list[str]:
     return [url.strip() for url in urls.split(",") if url.strip()]
 
 
-class ServerLost(Exception):
+class ServerLost(VoxdeskError):
     """The server refused a stream's connection, or dropped it before the final text: the
     stream goes on with the next server. The message says what happened."""
 
