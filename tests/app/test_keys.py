@@ -53,7 +53,7 @@ def secret_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 def _wait_until_served(store: KeyStore) -> None:
     from keyring.errors import KeyringError
 
-    for _ in range(100):
+    for _ in range(600):  # 30 s: on a loaded machine the daemon took more than 5 s to register
         try:
             store.get("probe")
             return
