@@ -33,6 +33,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from socket import create_server
 
 import numpy as np
 import psutil
@@ -42,13 +43,14 @@ from benchmarks.realtime import REPO, serve
 from tests import speech_fixtures
 from tests.recognition import wer
 from tests.speech_fixtures import Fixture
+from voxdesk.app.files.pacing import paced_chunks
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import percentile
+from voxdesk.engine.clock import DeliveryClock
 from voxdesk.engine.realtime.client import encode_audio
 from voxdesk.engine.session import SAMPLE_RATE
 from voxdesk.engine.whisper_models import model_directory
 
-CHUNK = 1600
 TAIL_SECONDS = 8.0  # WhisperLive completes a segment after 10 equal decodes: about 6 s here
 HELD_LAG = 1.5
 WHISPERLIVE_PYTHON = REPO / ".venv-whisperlive" / "bin" / "python"
@@ -94,18 +96,12 @@ Segments = dict[float, tuple[str, bool]]  # WhisperLive's segments by start: tex
 
 
 async def paced(audio: np.ndarray, fixture: Fixture, timeline: Timeline, send: Sender) -> None:
-    """Send ``audio`` at real-time pace, noting when its speech onset and end were sent."""
-    onset, end = fixture.speech[0][0], fixture.speech[-1][1]
-    start = time.perf_counter()
-    for begin in range(0, len(audio), CHUNK):
-        stop = min(begin + CHUNK, len(audio))
-        await asyncio.sleep(max(0.0, start + stop / SAMPLE_RATE - time.perf_counter()))
-        await send(audio[begin:stop])
-        sent = time.perf_counter()
-        if not timeline.onset_sent and stop / SAMPLE_RATE >= onset:
-            timeline.onset_sent = sent
-        if not timeline.end_sent and stop / SAMPLE_RATE >= end:
-            timeline.end_sent = sent
+    """Send ``audio`` at real-time pace in 100 ms chunks, noting when its speech onset and end went out."""
+    clock = DeliveryClock()
+    async for chunk in paced_chunks(audio, clock):
+        await send(chunk)
+    timeline.onset_sent = clock.delivered_at(fixture.speech[0][0])
+    timeline.end_sent = clock.delivered_at(fixture.speech[-1][1])
 
 
 def with_tail(fixture: Fixture) -> np.ndarray:
@@ -234,10 +230,7 @@ def whisperlive_server() -> Iterator[tuple[int, psutil.Process]]:
 
 
 def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
+    with create_server(("127.0.0.1", 0)) as probe:
         return int(probe.getsockname()[1])
 
 
