@@ -38,8 +38,9 @@ def run_script(scenario: Scenario) -> int:
     return 0
 
 
-def take_screenshot(module: str, out: Path, audio: list[Path], display: str) -> str:
-    """Run the screenshot script ``module`` on ``display``; the last line it printed."""
+def take_screenshot(module: str, out: Path, audio: list[Path], display: str, timeout: float = 180) -> str:
+    """Run the screenshot script ``module`` on ``display`` (killed after ``timeout`` seconds);
+    the last line it printed."""
     out.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}
     result = subprocess.run(
@@ -48,7 +49,7 @@ def take_screenshot(module: str, out: Path, audio: list[Path], display: str) -> 
         env=env,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=timeout,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     return result.stdout.strip().splitlines()[-1]

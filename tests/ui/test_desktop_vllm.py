@@ -50,7 +50,13 @@ def test_the_window_transcribes_through_the_in_process_vllm_engine(
     out = REPO / "build" / "screenshots" / "voxdesk-window-vllm.png"
     phrase, other = speech["command00-slt"], speech["command01-slt"]
     report = json.loads(
-        take_screenshot("tests.ui.vllm_window_screenshot", out, [fixture_path(phrase), fixture_path(other)], x_display)
+        take_screenshot(
+            "tests.ui.vllm_window_screenshot",
+            out,
+            [fixture_path(phrase), fixture_path(other)],
+            x_display,
+            timeout=480,  # two vLLM starts with their CPU compile: about 150 s idle, over 180 s on a busy machine
+        )
     )
     load = report["vllm_load"]
     assert load["state"] == "ready", load["status_label"]
