@@ -21,7 +21,7 @@ import numpy as np
 
 from voxdesk.engine.errors import EngineUnavailable, VoxdeskError
 from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamError, StreamErrorCode, TextDelta, TextRetracted
-from voxdesk.engine.session import check_chunk
+from voxdesk.engine.session import SAMPLE_RATE, check_chunk
 
 __all__ = ["Failover", "HeardAudio", "ServerLost", "Servers", "backoff", "split_urls"]
 
@@ -96,6 +96,11 @@ class HeardAudio:
         self.ended = False
         self.samples = 0  # samples read so far
 
+    @property
+    def seconds(self) -> float:
+        """How much audio was read so far: the stream's audio time."""
+        return self.samples / SAMPLE_RATE
+
     async def next(self) -> np.ndarray | None:
         """The next chunk, checked (``check_chunk``) and kept; ``None`` once the audio ended."""
         if self.ended:
@@ -150,15 +155,24 @@ class Failover:
         self._failures = 0  # attempts failed since a server last sent anything
 
     async def run(
-        self, attempt: Callable[[], AsyncIterator[EngineEvent]], now: Callable[[], float]
+        self, attempt: Callable[[], AsyncIterator[EngineEvent]], audio: HeardAudio
     ) -> AsyncIterator[EngineEvent]:
         """The events of ``attempt()`` against :attr:`Servers.url`, and of new attempts after
         each :class:`ServerLost`, with the loss reported and shown text retracted between them.
 
-        ``attempt`` must start from the beginning of the stream's audio (the kept audio
-        replayed); ``now`` gives the stream's audio time for the events this adds. After
+        ``attempt`` must start from the beginning of ``audio`` (the kept audio replayed), whose
+        audio time the events this adds carry; ``audio`` is closed when the stream ends. After
         ``max_retries`` failed rounds the stream ends with a fatal ``connection_lost``.
         """
+        try:
+            async for event in self._attempts(attempt, audio):
+                yield event
+        finally:
+            audio.close()
+
+    async def _attempts(
+        self, attempt: Callable[[], AsyncIterator[EngineEvent]], audio: HeardAudio
+    ) -> AsyncIterator[EngineEvent]:
         delays = backoff()
         while True:
             shown = False
@@ -177,12 +191,12 @@ class Failover:
             servers = self._servers
             if self._failures > self._max_retries * len(servers.urls):
                 message = f"gave up reconnecting to {', '.join(servers.urls)}: {reason}"
-                yield StreamError(StreamErrorCode.CONNECTION_LOST, message, now())
+                yield StreamError(StreamErrorCode.CONNECTION_LOST, message, audio.seconds)
                 return
             lost_url, next_url = servers.url, servers.move_on()
             message = f"{self._kind} {lost_url} lost ({reason}); going on with {next_url}"
-            yield StreamError(StreamErrorCode.CONNECTION_LOST, message, now(), fatal=False)
+            yield StreamError(StreamErrorCode.CONNECTION_LOST, message, audio.seconds, fatal=False)
             if shown:
-                yield TextRetracted(now())
+                yield TextRetracted(audio.seconds)
             if self._failures % len(servers.urls) == 0:  # every server failed in a row: wait first
                 await asyncio.sleep(next(delays))

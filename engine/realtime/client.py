@@ -201,12 +201,8 @@ class _RemoteSession:
         self._tokens = (0, 0)
         self._committed = False  # the final commit went out on the current connection
 
-    async def run(self) -> AsyncIterator[EngineEvent]:
-        try:
-            async for event in self._failover.run(self._attempt, self._time):
-                yield event
-        finally:
-            self._audio.close()
+    def run(self) -> AsyncIterator[EngineEvent]:
+        return self._failover.run(self._attempt, self._audio)
 
     async def _attempt(self) -> AsyncIterator[EngineEvent]:
         """One connection to the current server and its generation, from the first sample heard.
@@ -224,7 +220,7 @@ class _RemoteSession:
         except InvalidStatus as refused:
             if refused.response.status_code not in _REFUSED_KEY:
                 raise ServerLost(str(refused)) from refused
-            yield StreamError(StreamErrorCode.UNAUTHORIZED, engine._refusal(refused), self._time())
+            yield StreamError(StreamErrorCode.UNAUTHORIZED, engine._refusal(refused), self._audio.seconds)
         except (_ConnectionLost, ConnectionClosed, OSError, InvalidHandshake, TimeoutError) as dropped:
             raise ServerLost(str(dropped)) from dropped
 
@@ -240,9 +236,9 @@ class _RemoteSession:
                 event = parse_server_event(frame)
                 if isinstance(event, TranscriptionDelta) and event.delta:
                     self._text += event.delta
-                    yield TextDelta(event.delta, self._time())
+                    yield TextDelta(event.delta, self._audio.seconds)
                 elif isinstance(event, TranscriptionProvisional):
-                    yield ProvisionalText(event.text, self._time())
+                    yield ProvisionalText(event.text, self._audio.seconds)
                 elif isinstance(event, TranscriptionDone):
                     if event.usage is not None:
                         self._tokens = (event.usage.prompt_tokens, event.usage.completion_tokens or 0)
@@ -254,7 +250,7 @@ class _RemoteSession:
                         # transcribes all of it instead.
                         raise _ConnectionLost(f"the server is shutting down: {event.error}")
                     fatal = event.code in _FATAL_CODES or event.code == StreamErrorCode.PROCESSING_ERROR
-                    yield StreamError(_stream_code(event.code), event.error, self._time(), fatal=fatal)
+                    yield StreamError(_stream_code(event.code), event.error, self._audio.seconds, fatal=fatal)
                     if fatal:
                         return
         finally:
@@ -289,16 +285,13 @@ class _RemoteSession:
         await socket.send(InputAudioBufferCommit(final=True).to_json())
         self._committed = True
 
-    def _time(self) -> float:
-        return self._audio.samples / SAMPLE_RATE
-
     def _done(self) -> UtteranceDone:
         prompt, completion = self._tokens
         stats = UtteranceStats(
-            audio_seconds=self._time(),
+            audio_seconds=self._audio.seconds,
             decode_seconds=None,
             partial_decodes=0,
             prompt_tokens=prompt,
             completion_tokens=completion,
         )
-        return UtteranceDone(self._text, self._time(), 0.0, self._time(), stats)
+        return UtteranceDone(self._text, self._audio.seconds, 0.0, self._audio.seconds, stats)

@@ -207,12 +207,8 @@ class _OpenAISession:
         self._text = ""  # the deltas yielded on this connection
         self._committed = False  # the commit went out on the current connection
 
-    async def run(self) -> AsyncIterator[EngineEvent]:
-        try:
-            async for event in self._failover.run(self._attempt, self._time):
-                yield event
-        finally:
-            self._audio.close()
+    def run(self) -> AsyncIterator[EngineEvent]:
+        return self._failover.run(self._attempt, self._audio)
 
     async def _attempt(self) -> AsyncIterator[EngineEvent]:
         """One connection to the current server and the turn on it, from the turn's first sample.
@@ -228,7 +224,7 @@ class _OpenAISession:
         except InvalidStatus as refused:
             if refused.response.status_code not in _REFUSED_KEY:
                 raise ServerLost(str(refused)) from refused
-            yield StreamError(StreamErrorCode.UNAUTHORIZED, self._engine._refusal(refused), self._time())
+            yield StreamError(StreamErrorCode.UNAUTHORIZED, self._engine._refusal(refused), self._audio.seconds)
         except (_ConnectionLost, ConnectionClosed, OSError, InvalidHandshake, TimeoutError) as lost:
             raise ServerLost(str(lost)) from lost
 
@@ -244,15 +240,15 @@ class _OpenAISession:
                 if kind == "conversation.item.input_audio_transcription.delta":
                     received += str(event.get("delta") or "")
                     if piece := self._beyond_yielded(received, final=False):
-                        yield TextDelta(piece, self._time())
+                        yield TextDelta(piece, self._audio.seconds)
                 elif kind == "conversation.item.input_audio_transcription.completed":
                     if piece := self._beyond_yielded(str(event.get("transcript") or ""), final=True):
-                        yield TextDelta(piece, self._time())
+                        yield TextDelta(piece, self._audio.seconds)
                     yield self._done()
                     return
                 elif kind == "conversation.item.input_audio_transcription.failed":
                     _, message = _error_text(event.get("error"))
-                    yield StreamError(StreamErrorCode.PROCESSING_ERROR, message, self._time())
+                    yield StreamError(StreamErrorCode.PROCESSING_ERROR, message, self._audio.seconds)
                     return
                 elif kind == "error":
                     code, message = _error_text(event.get("error"))
@@ -260,7 +256,7 @@ class _OpenAISession:
                         # The server would transcribe only the audio it has: another one gets all of it.
                         raise _ConnectionLost(f"the server is shutting down: {message}")
                     fatal = code not in _NON_FATAL_CODES
-                    yield StreamError(code, message, self._time(), fatal=fatal)
+                    yield StreamError(code, message, self._audio.seconds, fatal=fatal)
                     if fatal:
                         return
         finally:
@@ -312,12 +308,9 @@ class _OpenAISession:
             await socket.send(json.dumps({"type": "input_audio_buffer.append", "audio": encode_audio(samples)}))
         return len(samples)
 
-    def _time(self) -> float:
-        return self._audio.samples / SAMPLE_RATE
-
     def _done(self) -> UtteranceDone:
-        stats = UtteranceStats(audio_seconds=self._time(), decode_seconds=None, partial_decodes=0)
-        return UtteranceDone(self._text, self._time(), 0.0, self._time(), stats)
+        stats = UtteranceStats(audio_seconds=self._audio.seconds, decode_seconds=None, partial_decodes=0)
+        return UtteranceDone(self._text, self._audio.seconds, 0.0, self._audio.seconds, stats)
 
 
 def _extend(kept: str, transcript: str, final: bool) -> tuple[str, str]:

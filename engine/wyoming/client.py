@@ -194,12 +194,8 @@ class _WyomingSession:
         self._audio = HeardAudio(audio)  # the whole request, sent again to a new server
         self._failover = Failover(engine.servers, engine.settings.max_retries, "Wyoming server")
 
-    async def run(self) -> AsyncIterator[EngineEvent]:
-        try:
-            async for event in self._failover.run(self._attempt, self._time):
-                yield event
-        finally:
-            self._audio.close()
+    def run(self) -> AsyncIterator[EngineEvent]:
+        return self._failover.run(self._attempt, self._audio)
 
     async def _attempt(self) -> AsyncIterator[EngineEvent]:
         """The request on a new connection to the current server, from its first sample.
@@ -228,13 +224,13 @@ class _WyomingSession:
                 parsed = parse_event(event)
                 if isinstance(parsed, TranscriptChunk):
                     streamed += parsed.text
-                    yield ProvisionalText(streamed, self._time())
+                    yield ProvisionalText(streamed, self._audio.seconds)
                 elif isinstance(parsed, Transcript):
-                    yield TextDelta(parsed.text, self._time())
+                    yield TextDelta(parsed.text, self._audio.seconds)
                     yield self._done(parsed.text)
                     return
                 elif isinstance(parsed, WyomingError):  # a transcript still follows (§8.1 item 7)
-                    yield StreamError(_stream_code(parsed.code), parsed.text, self._time(), fatal=False)
+                    yield StreamError(_stream_code(parsed.code), parsed.text, self._audio.seconds, fatal=False)
         except (ConnectionError, FramingError, WyomingProtocolError, TimeoutError) as exc:
             raise ServerLost(f"connection failed: {exc or type(exc).__name__}") from exc
         raise ServerLost("it closed the connection before the transcript")
@@ -267,12 +263,9 @@ class _WyomingSession:
         finally:
             reading.cancel()
 
-    def _time(self) -> float:
-        return self._audio.samples / SAMPLE_RATE
-
     def _done(self, text: str) -> UtteranceDone:
-        stats = UtteranceStats(audio_seconds=self._time(), decode_seconds=None, partial_decodes=0)
-        return UtteranceDone(text, self._time(), 0.0, self._time(), stats)
+        stats = UtteranceStats(audio_seconds=self._audio.seconds, decode_seconds=None, partial_decodes=0)
+        return UtteranceDone(text, self._audio.seconds, 0.0, self._audio.seconds, stats)
 
 
 def _stream_code(code: str | None) -> StreamErrorCode:

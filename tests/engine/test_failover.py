@@ -17,26 +17,33 @@ def test_split_urls_drops_blanks_and_keeps_the_order() -> None:
     assert split_urls(" tcp://a:1, ,tcp://b:2,") == ["tcp://a:1", "tcp://b:2"]
 
 
+async def _half_second() -> AsyncIterator[np.ndarray]:
+    yield np.zeros(8000, np.float32)
+
+
 def test_shown_text_is_retracted_and_the_next_server_gives_the_whole_text() -> None:
     servers = Servers(["ws://a", "ws://b"])
     tried: list[str] = []
+    audio = HeardAudio(_half_second())
 
     async def attempt() -> AsyncIterator[EngineEvent]:
         tried.append(servers.url)
         if len(tried) == 1:
+            await audio.next()
             yield ProvisionalText("hello", 0.5)
             raise ServerLost("closed with code 1006")
         yield TextDelta("hello world", 1.0)
         yield UtteranceDone("hello world", 1.0, 0.0, 1.0)
 
     async def run() -> list[EngineEvent]:
-        return [e async for e in Failover(servers, 5, "speech server").run(attempt, lambda: 0.5)]
+        return [e async for e in Failover(servers, 5, "speech server").run(attempt, audio)]
 
     provisional, lost, retracted, delta, done = asyncio.run(run())
     assert tried == ["ws://a", "ws://b"] and servers.url == "ws://b", "the next stream starts where this one ended"
     assert isinstance(lost, StreamError) and not lost.fatal
     assert lost.message == "speech server ws://a lost (closed with code 1006); going on with ws://b"
     assert isinstance(provisional, ProvisionalText) and isinstance(retracted, TextRetracted)
+    assert lost.audio_time == retracted.audio_time == 0.5, "they carry the stream's audio time"
     assert isinstance(delta, TextDelta) and isinstance(done, UtteranceDone)
 
 
@@ -48,7 +55,7 @@ def test_a_server_that_never_answers_runs_out_of_tries_and_a_loss_before_text_re
         yield  # an async generator, as the client engines' attempts are
 
     async def run() -> list[EngineEvent]:
-        return [e async for e in Failover(servers, 1, "Wyoming server").run(attempt, lambda: 0.0)]
+        return [e async for e in Failover(servers, 1, "Wyoming server").run(attempt, HeardAudio(_half_second()))]
 
     events = asyncio.run(run())
     assert [(type(e), getattr(e, "fatal", None)) for e in events] == [(StreamError, False), (StreamError, True)]
