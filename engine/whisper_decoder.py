@@ -200,11 +200,19 @@ class WhisperDecoder:
         return ends if len(ends) == len(committed) else []
 
     def _encode(self, audio: np.ndarray, margin: float) -> Any:
-        frames = min(3000, int(np.ceil(len(audio) / SAMPLE_RATE + margin) * 100))
-        features = self._model.feature_extractor(audio, padding=160 * 3000)[:, :frames]
+        features = self._features(audio, margin)
         return self._model.model.encode(
             self._ct2.StorageView.from_array(np.ascontiguousarray(features[None])), to_cpu=False
         )
+
+    def _features(self, audio: np.ndarray, margin: float) -> np.ndarray:
+        """Log-mel frames of ``audio`` plus ``margin`` seconds of silence (at most 30 s)."""
+        frames = min(3000, int(np.ceil(len(audio) / SAMPLE_RATE + margin) * 100))
+        # Zeros up to the frames kept: the same features as Whisper's 30 s of padding, without
+        # computing 30 s of them for every short partial.
+        padding = max(160, 160 * frames - len(audio))
+        features: np.ndarray = self._model.feature_extractor(audio, padding=padding)[:, :frames]
+        return features
 
     def _generate(
         self,

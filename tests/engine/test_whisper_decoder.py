@@ -36,3 +36,14 @@ def test_decodes_continue_the_committed_words_and_never_repeat_them(
     continued = words(" ".join(decoder.final(audio, ["Set", "a", "timer"])))
     assert word_errors(["for", "five", "minutes"], continued) <= PHRASE_ERRORS, continued
     assert decoder.partial(audio, ["Set", "a", "timer", "for", "five", "minutes."]).words == []
+
+
+def test_a_short_decode_sees_the_features_of_whispers_30_s_window(fixture_audio: dict[str, np.ndarray]) -> None:
+    decoder = WhisperDecoder()
+    audio = fixture_audio["passage-slt"]
+    for seconds, margin in [(0.01, 6.0), (0.4, 6.0), (3.33, 10.0), (25.0, 6.0), (28.5, 0.0)]:
+        piece = audio[: int(seconds * 16000)]
+        features = decoder._features(piece, margin)
+        whole = decoder._model.feature_extractor(piece, padding=160 * 3000)
+        assert features.shape == (80, min(3000, int(np.ceil(seconds + margin) * 100)))
+        np.testing.assert_allclose(features, whole[:, : features.shape[1]], atol=1e-5)
