@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.events import (
@@ -52,12 +52,12 @@ from voxdesk.engine.realtime.events import (
     TranscriptionProvisional,
     parse_server_event,
 )
+from voxdesk.engine.realtime.refusals import KeyRefused, refused_or_lost
 from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback
 
 __all__ = ["RemoteEngine", "RemoteSettings", "backoff", "encode_audio", "split_urls"]
 
 _REPLAY_SAMPLES = SAMPLE_RATE  # audio per append message when replaying to a new server
-_REFUSED_KEY = {401, 403}  # HTTP statuses no other server or retry will answer differently
 
 # Errors after which retrying the same request cannot help.
 _FATAL_CODES = {StreamErrorCode.MODEL_NOT_FOUND, StreamErrorCode.INVALID_EVENT, StreamErrorCode.MODEL_NOT_VALIDATED}
@@ -96,10 +96,6 @@ def realtime_url(url: str) -> str:
     return base if base.endswith("/v1/realtime") else base + "/v1/realtime"
 
 
-class _ConnectionLost(Exception):
-    """The socket went away in the middle of a generation."""
-
-
 class RemoteEngine:
     """A speech engine on a ``/v1/realtime`` server. See :mod:`voxdesk.engine.session`."""
 
@@ -126,15 +122,9 @@ class RemoteEngine:
         async def probe() -> None:
             if progress:
                 progress(f"connecting to {self.url}", 0.0)
-            try:
+            with refused_or_lost(self._refusal, f"cannot reach the speech server at {self.url}"):
                 async with self.connect() as socket:
                     await socket.recv()  # session.created
-            except InvalidStatus as refused:
-                if refused.response.status_code in _REFUSED_KEY:
-                    raise EngineUnavailable(self._refusal(refused)) from refused
-                raise ServerLost(self._refusal(refused)) from refused
-            except (OSError, InvalidHandshake, InvalidURI, TimeoutError, ConnectionClosed) as exc:
-                raise ServerLost(f"cannot reach the speech server at {self.url}: {exc}") from exc
 
         await self.servers.first_answering(probe)
         if self.settings.model:
@@ -213,16 +203,13 @@ class _RemoteSession:
         engine = self._engine
         self._text = ""  # the new server transcribes the whole stream again
         try:
-            async with engine.connect() as socket:
-                await socket.recv()  # session.created
-                async for event in self._generation(socket):
-                    yield event
-        except InvalidStatus as refused:
-            if refused.response.status_code not in _REFUSED_KEY:
-                raise ServerLost(str(refused)) from refused
-            yield StreamError(StreamErrorCode.UNAUTHORIZED, engine._refusal(refused), self._audio.seconds)
-        except (_ConnectionLost, ConnectionClosed, OSError, InvalidHandshake, TimeoutError) as dropped:
-            raise ServerLost(str(dropped)) from dropped
+            with refused_or_lost(engine._refusal):
+                async with engine.connect() as socket:
+                    await socket.recv()  # session.created
+                    async for event in self._generation(socket):
+                        yield event
+        except KeyRefused as refused:
+            yield StreamError(StreamErrorCode.UNAUTHORIZED, str(refused), self._audio.seconds)
 
     async def _generation(self, socket: ClientConnection) -> AsyncIterator[EngineEvent]:
         settings = self._engine.settings
@@ -248,7 +235,7 @@ class _RemoteSession:
                     if event.code == StreamErrorCode.SERVER_SHUTDOWN and not self._committed:
                         # The server ends the utterance early with what it has: another one
                         # transcribes all of it instead.
-                        raise _ConnectionLost(f"the server is shutting down: {event.error}")
+                        raise ServerLost(f"the server is shutting down: {event.error}")
                     fatal = event.code in _FATAL_CODES or event.code == StreamErrorCode.PROCESSING_ERROR
                     yield StreamError(_stream_code(event.code), event.error, self._audio.seconds, fatal=fatal)
                     if fatal:
@@ -272,7 +259,7 @@ class _RemoteSession:
         try:
             frame = await receiving
         except ConnectionClosed as closed:
-            raise _ConnectionLost(f"closed with code {closed.rcvd.code if closed.rcvd else 1006}") from closed
+            raise ServerLost(f"closed with code {closed.rcvd.code if closed.rcvd else 1006}") from closed
         return frame if isinstance(frame, str) else frame.decode()
 
     async def _send_audio(self, socket: ClientConnection) -> None:

@@ -33,13 +33,14 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import numpy as np
 import soxr
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode, TextDelta, UtteranceDone, UtteranceStats
 from voxdesk.engine.failover import Failover, HeardAudio, ServerLost, Servers, split_urls
 from voxdesk.engine.realtime.client import encode_audio
 from voxdesk.engine.realtime.openai_events import RATE
+from voxdesk.engine.realtime.refusals import REFUSED_KEY, KeyRefused, refused_or_lost
 from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback
 
 __all__ = ["OPENAI_REALTIME_URL", "OpenAIRealtimeEngine", "OpenAISettings", "openai_realtime_url"]
@@ -51,7 +52,6 @@ _MIN_COMMIT = RATE // 10  # OpenAI refuses to commit less than 100 ms (§6)
 _REPLAY_CHUNK = SAMPLE_RATE // 2  # audio sent again after a reconnect, per append
 # Errors after which the session goes on (the server drops one chunk, or closes and we reconnect).
 _NON_FATAL_CODES = {StreamErrorCode.BUFFER_FULL, StreamErrorCode.SERVER_SHUTDOWN, StreamErrorCode.IDLE_TIMEOUT}
-_REFUSED_KEY = {401, 403}  # HTTP statuses no other server or retry will answer differently
 
 
 @dataclass(frozen=True)
@@ -98,10 +98,6 @@ def _error_text(error: Any) -> tuple[StreamErrorCode, str]:
     return StreamErrorCode.ERROR, str(error)
 
 
-class _ConnectionLost(Exception):
-    """The socket went away before the turn's transcript was complete."""
-
-
 class OpenAIRealtimeEngine:
     """A speech engine on an OpenAI Realtime transcription server. See :mod:`voxdesk.engine.session`."""
 
@@ -130,16 +126,10 @@ class OpenAIRealtimeEngine:
         async def probe() -> None:
             if progress:
                 progress(f"connecting to {self.url}", 0.0)
-            try:
+            with refused_or_lost(self._refusal, f"cannot reach the OpenAI Realtime server at {self.url}"):
                 async with self.connect() as socket:
                     await socket.send(self.session_update())
                     await asyncio.wait_for(self._until_updated(socket), self.settings.open_timeout)
-            except InvalidStatus as refused:
-                if refused.response.status_code in _REFUSED_KEY:
-                    raise EngineUnavailable(self._refusal(refused)) from refused
-                raise ServerLost(self._refusal(refused)) from refused
-            except (OSError, InvalidHandshake, InvalidURI, TimeoutError, ConnectionClosed) as exc:
-                raise ServerLost(f"cannot reach the OpenAI Realtime server at {self.url}: {exc}") from exc
 
         await self.servers.first_answering(probe)
         if progress:
@@ -183,7 +173,7 @@ class OpenAIRealtimeEngine:
 
     def _refusal(self, refused: InvalidStatus) -> str:
         status = refused.response.status_code
-        if status in _REFUSED_KEY:
+        if status in REFUSED_KEY:
             return f"the OpenAI Realtime server at {self.url} refused the API key (HTTP {status})"
         return f"the OpenAI Realtime server at {self.url} refused the connection (HTTP {status})"
 
@@ -218,15 +208,12 @@ class _OpenAISession:
         """
         self._text = ""  # the new server transcribes the whole turn again
         try:
-            async with self._engine.connect() as socket:
-                async for event in self._turn(socket):
-                    yield event
-        except InvalidStatus as refused:
-            if refused.response.status_code not in _REFUSED_KEY:
-                raise ServerLost(str(refused)) from refused
-            yield StreamError(StreamErrorCode.UNAUTHORIZED, self._engine._refusal(refused), self._audio.seconds)
-        except (_ConnectionLost, ConnectionClosed, OSError, InvalidHandshake, TimeoutError) as lost:
-            raise ServerLost(str(lost)) from lost
+            with refused_or_lost(self._engine._refusal):
+                async with self._engine.connect() as socket:
+                    async for event in self._turn(socket):
+                        yield event
+        except KeyRefused as refused:
+            yield StreamError(StreamErrorCode.UNAUTHORIZED, str(refused), self._audio.seconds)
 
     async def _turn(self, socket: ClientConnection) -> AsyncIterator[EngineEvent]:
         await socket.send(self._engine.session_update())
@@ -254,7 +241,7 @@ class _OpenAISession:
                     code, message = _error_text(event.get("error"))
                     if code == StreamErrorCode.SERVER_SHUTDOWN and not self._committed:
                         # The server would transcribe only the audio it has: another one gets all of it.
-                        raise _ConnectionLost(f"the server is shutting down: {message}")
+                        raise ServerLost(f"the server is shutting down: {message}")
                     fatal = code not in _NON_FATAL_CODES
                     yield StreamError(code, message, self._audio.seconds, fatal=fatal)
                     if fatal:
@@ -286,7 +273,7 @@ class _OpenAISession:
         try:
             return await receiving
         except ConnectionClosed as closed:
-            raise _ConnectionLost(f"closed with code {closed.rcvd.code if closed.rcvd else 1006}") from closed
+            raise ServerLost(f"closed with code {closed.rcvd.code if closed.rcvd else 1006}") from closed
 
     async def _send_audio(self, socket: ClientConnection) -> None:
         """The turn's audio so far again (on a new server), then the rest as it comes, then commit."""
