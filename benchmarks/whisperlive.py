@@ -67,6 +67,15 @@ class Timeline:
     settled: float | None = None
     text: str = ""
 
+    @property
+    def final_lag(self) -> float | None:
+        """The final's time after the end of speech; ``None`` when it never came. A last
+        completion before the end of speech was sent left the last words out of the final
+        text (WhisperLive drops words at times), so for them the final never came either."""
+        if self.final is None or self.final < self.end_sent:
+            return None
+        return self.final - self.end_sent
+
     def shown(self, now: float, text: str, final: bool) -> None:
         """Record the shown text at ``now``; ``final`` when it includes newly final text."""
         if text.strip() and self.first_text is None:
@@ -246,7 +255,7 @@ async def measure(session: Session, port: int, server: psutil.Process, fixture: 
     return Result(
         fixture=fixture.name,
         first_text_s=None if timeline.first_text is None else timeline.first_text - timeline.onset_sent,
-        final_s=None if timeline.final is None else timeline.final - timeline.end_sent,
+        final_s=timeline.final_lag,
         settled_s=None if timeline.settled is None else timeline.settled - timeline.end_sent,
         reference=fixture.text,
         text=timeline.text,
@@ -263,7 +272,7 @@ async def held(session: Session, port: int, fixture: Fixture, counts: list[int])
         except (RuntimeError, OSError) as failure:
             print(f"  {count} sessions: failed ({failure})", file=sys.stderr)
             break
-        lags = [t.final - t.end_sent if t.final is not None else float("inf") for t in timelines]
+        lags = [float("inf") if t.final_lag is None else t.final_lag for t in timelines]
         worst_by_count[count] = max(lags)
         print(f"  {count} sessions: worst final {max(lags):.2f} s after end of speech", file=sys.stderr)
         if max(lags) > HELD_LAG:
