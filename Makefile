@@ -26,7 +26,7 @@ bench:
 	$(VENV)/bin/python -m tests.speech_fixtures
 	scripts/random-whisper.sh
 	$(VENV)/bin/python -m benchmarks
-	$(VENV)/bin/python -m benchmarks.whisperlive
+	$(VENV)/bin/python -m benchmarks.scoreboard
 	$(VENV)/bin/python -m benchmarks.noise
 	$(VENV)/bin/python -m benchmarks.files
 	$(VENV)/bin/python -m benchmarks.whisper_models

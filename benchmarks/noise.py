@@ -59,12 +59,21 @@ class NoisyResult:
     streamed_before: str | None = None  # with --compare: partials allowed to commit in noise
 
 
-async def measure(fixtures: list[Fixture], realtime: bool, compare: bool = False) -> list[NoisyResult]:
+NOISE_RULE_OFF = replace(BuiltinSettings(), noisy_snr_db=float("-inf"))
+"""The engine before the noise rule: partials commit agreed words whatever the background."""
+
+
+async def measure(
+    fixtures: list[Fixture], realtime: bool, before_settings: BuiltinSettings | None = None
+) -> list[NoisyResult]:
+    """Every fixture with noise, streamed and decoded offline; also streamed with
+    ``before_settings`` when given (``streamed_before``)."""
     from faster_whisper import WhisperModel
 
     offline = WhisperModel(str(model_directory()), device="cpu", compute_type="int8", cpu_threads=2)
+    compare = before_settings is not None
     engine = BuiltinEngine()
-    before = BuiltinEngine(replace(BuiltinSettings(), noisy_snr_db=float("-inf")))
+    before = BuiltinEngine(before_settings)
     await engine.load()
     if compare:
         await before.load()
@@ -107,7 +116,7 @@ def summarize(results: list[NoisyResult]) -> None:
         references = [result.reference for result in group]
         streamed = wer(references, [result.streamed for result in group])
         offline = wer(references, [result.offline for result in group])
-        ratio = _ratio(streamed, offline)
+        ratio = wer_ratio(streamed, offline)
         coverage = float(np.mean([result.speech_covered for result in group]))
         pieces = sum(result.utterances for result in group) / sum(result.spoken_stretches for result in group)
         row = (
@@ -115,11 +124,12 @@ def summarize(results: list[NoisyResult]) -> None:
         )
         if compared:
             earlier = wer(references, [result.streamed_before or "" for result in group])
-            row += f" {earlier:.3f} | {_ratio(earlier, offline):.2f} |"
+            row += f" {earlier:.3f} | {wer_ratio(earlier, offline):.2f} |"
         print(row)
 
 
-def _ratio(streamed: float, offline: float) -> float:
+def wer_ratio(streamed: float, offline: float) -> float:
+    """Streamed WER over offline WER (1.0 when both are 0)."""
     return streamed / offline if offline else float("inf") if streamed else 1.0
 
 
@@ -132,7 +142,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     kinds = args.kind or ["command", "passage"]
     fixtures = [f for f in speech_fixtures.build() if f.kind in kinds]
-    results = asyncio.run(measure(fixtures, realtime=not args.fast, compare=args.compare))
+    results = asyncio.run(measure(fixtures, not args.fast, NOISE_RULE_OFF if args.compare else None))
     summarize(results)
     if args.json:
         args.json.write_text(json.dumps([asdict(result) for result in results], indent=1))

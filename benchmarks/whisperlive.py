@@ -322,6 +322,28 @@ async def run_server(session: Session, port: int, server: psutil.Process, args: 
     return ServerRun(command_results, passage_results, capacity, worst)
 
 
+async def both_servers(args: argparse.Namespace) -> tuple[ServerRun, ServerRun]:
+    """The same sessions against ``voxdesk serve``, then WhisperLive's server."""
+    with serve("builtin") as (port, server):
+        voxdesk = await run_server(voxdesk_session, port, server, args)
+    with whisperlive_server() as (port, server):
+        whisperlive = await run_server(whisperlive_session, port, server, args)
+    return voxdesk, whisperlive
+
+
+def print_comparison(voxdesk: ServerRun, whisperlive: ServerRun, voice: str) -> None:
+    """Both servers side by side, as Markdown, then the concurrent sessions each held."""
+    print("\n| server | first text | final after end of speech | settled | WER | CPU-s per audio-s |")
+    print("|---|---|---|---|---|---|")
+    for label, runs in (("Voxdesk", voxdesk), ("WhisperLive", whisperlive)):
+        print(summary(f"{label}, commands ({voice})", runs.commands))
+        print(summary(f"{label}, passages", runs.passages))
+    print(f"\nConcurrent passages held (every final within {HELD_LAG} s of the end of speech):")
+    for label, runs in (("Voxdesk", voxdesk), ("WhisperLive", whisperlive)):
+        tried = ", ".join(f"{n}: {lag:.2f} s" for n, lag in runs.worst_final_by_sessions.items())
+        print(f"  {label}: {runs.held} (worst final per N: {tried})")
+
+
 async def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.whisperlive", description=__doc__.splitlines()[0])
     parser.add_argument("--voice", default="slt", choices=["slt", "espeak"], help="voice of the command fixtures")
@@ -329,19 +351,8 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 2, 4, 6, 8], help="N concurrent passages to try")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
     args = parser.parse_args(argv)
-    with serve("builtin") as (port, server):
-        voxdesk = await run_server(voxdesk_session, port, server, args)
-    with whisperlive_server() as (port, server):
-        whisperlive = await run_server(whisperlive_session, port, server, args)
-    print("\n| server | first text | final after end of speech | settled | WER | CPU-s per audio-s |")
-    print("|---|---|---|---|---|---|")
-    for label, runs in (("Voxdesk", voxdesk), ("WhisperLive", whisperlive)):
-        print(summary(f"{label}, commands ({args.voice})", runs.commands))
-        print(summary(f"{label}, passages", runs.passages))
-    print(f"\nConcurrent passages held (every final within {HELD_LAG} s of the end of speech):")
-    for label, runs in (("Voxdesk", voxdesk), ("WhisperLive", whisperlive)):
-        tried = ", ".join(f"{n}: {lag:.2f} s" for n, lag in runs.worst_final_by_sessions.items())
-        print(f"  {label}: {runs.held} (worst final per N: {tried})")
+    voxdesk, whisperlive = await both_servers(args)
+    print_comparison(voxdesk, whisperlive, args.voice)
     if args.json:
         raw = {"voxdesk": asdict(voxdesk), "whisperlive": asdict(whisperlive)}
         args.json.write_text(json.dumps(raw, indent=1))
