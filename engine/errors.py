@@ -20,7 +20,7 @@ The third names the module that defines it, below ``voxdesk``.
     ├── FramingError           invalid_json    engine.wyoming       bytes that are not Wyoming events: connection closed
     ├── WyomingAddressError    exit 1          engine.wyoming       a ``--wyoming`` or server address that is not tcp://HOST:PORT
     ├── ServerLost             its own code    engine.failover      a lost server: connection_lost, then the next one
-    ├── KeyRefused             exit 1          engine.realtime      a WebSocket server refused the API key (EngineUnavailable)
+    ├── KeyRefused             exit 1          engine.realtime      a server refused the API key (an EngineUnavailable)
     ├── AudioFileError         exit 1          app.files            a file that cannot be read as audio
     ├── ContainerError         exit 1          app.files            no audio track PyAV decodes (becomes AudioFileError)
     ├── HistoryError           exit 1          app.history          a history request that failed
