@@ -113,9 +113,7 @@ def summarize(results: list[NoisyResult]) -> None:
     print("|---" * (len(columns) + 1) + "|")
     for kind in dict.fromkeys(result.kind for result in results):
         group = [result for result in results if result.kind == kind]
-        references = [result.reference for result in group]
-        streamed = wer(references, [result.streamed for result in group])
-        offline = wer(references, [result.offline for result in group])
+        streamed, offline, earlier = group_wers(group)
         ratio = wer_ratio(streamed, offline)
         coverage = float(np.mean([result.speech_covered for result in group]))
         pieces = sum(result.utterances for result in group) / sum(result.spoken_stretches for result in group)
@@ -123,9 +121,19 @@ def summarize(results: list[NoisyResult]) -> None:
             f"| {kind}s ({len(group)}) | {streamed:.3f} | {offline:.3f} | {ratio:.2f} | {coverage:.0%} | {pieces:.2f} |"
         )
         if compared:
-            earlier = wer(references, [result.streamed_before or "" for result in group])
             row += f" {earlier:.3f} | {wer_ratio(earlier, offline):.2f} |"
         print(row)
+
+
+def group_wers(group: list[NoisyResult]) -> tuple[float, float, float]:
+    """Word error rates of a group of files: streamed, offline and streamed before (a file
+    not streamed before counts as nothing heard)."""
+    references = [result.reference for result in group]
+    return (
+        wer(references, [result.streamed for result in group]),
+        wer(references, [result.offline for result in group]),
+        wer(references, [result.streamed_before or "" for result in group]),
+    )
 
 
 def wer_ratio(streamed: float, offline: float) -> float:

@@ -22,11 +22,11 @@ import asyncio
 import sys
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from benchmarks import noise, whisperlive
 from benchmarks.__main__ import BEFORE_ISSUE_15, FileResult, measure, summarize
 from tests import speech_fixtures
-from tests.recognition import wer
 from tests.speech_fixtures import Fixture
 from voxdesk.engine.builtin import BuiltinEngine
 
@@ -59,33 +59,21 @@ async def streamed(fixtures: list[Fixture]) -> dict[str, Row]:
 
 def noisy_ratios(results: list[noise.NoisyResult], kind: str) -> tuple[float, float]:
     """Streamed WER over offline beam-5 WER for one kind of fixture: now and before."""
-    group = [r for r in results if r.kind == kind]
-    references = [r.reference for r in group]
-    offline = wer(references, [r.offline for r in group])
-    now = wer(references, [r.streamed for r in group])
-    before = wer(references, [r.streamed_before or "" for r in group])
+    now, offline, before = noise.group_wers([r for r in results if r.kind == kind])
     return noise.wer_ratio(now, offline), noise.wer_ratio(before, offline)
 
 
-def _s(value: object) -> str:
-    return "none" if value is None else f"{value:.2f} s"
-
-
-def _wer(value: object) -> str:
+def _wer(value: float) -> str:
     return f"{value:.3f}"
 
 
-def _cpu(value: object) -> str:
+def _cpu(value: float) -> str:
     return f"{value:.2f}"
 
 
-def _pair(rows: dict[str, Row], variant: str, kind: str, column: str, style: Callable[[object], str]) -> str:
+def _pair(rows: dict[str, Row], variant: str, kind: str, column: str, style: Callable[[Any], str]) -> str:
     """Festival / espeak-ng."""
     return " / ".join(style(rows[f"{variant} {kind}/{voice}"][column]) for voice in ("slt", "espeak"))
-
-
-def _server_wer(results: list[whisperlive.Result]) -> float:
-    return wer([r.reference for r in results], [r.text for r in results])
 
 
 def print_table(
@@ -98,17 +86,17 @@ def print_table(
     first, final = "first_partial_median_s", "final_median_s"
     wl_commands, wl_passages = theirs.commands, theirs.passages
     table = [
-        ("commands: first partial after onset, Festival / espeak-ng", "command", first, _s,
-         _s(whisperlive.median([r.first_text_s for r in wl_commands])), "≤ 0.30 s"),
-        ("commands: final after end of speech", "command", final, _s,
-         _s(whisperlive.median([r.final_s for r in wl_commands])), "≤ 0.50 s"),
-        ("commands: WER", "command", "wer", _wer, f"{_server_wer(wl_commands):.3f}", "not worse than before"),
+        ("commands: first partial after onset, Festival / espeak-ng", "command", first, whisperlive.seconds,
+         whisperlive.seconds(whisperlive.median([r.first_text_s for r in wl_commands])), "≤ 0.30 s"),
+        ("commands: final after end of speech", "command", final, whisperlive.seconds,
+         whisperlive.seconds(whisperlive.median([r.final_s for r in wl_commands])), "≤ 0.50 s"),
+        ("commands: WER", "command", "wer", _wer, f"{whisperlive.final_wer(wl_commands):.3f}", "not worse than before"),
         ("passage: CPU-s per audio-s", "passage", "cpu_s_per_audio_s", _cpu,
          f"{sum(r.cpu_per_audio_s for r in wl_passages) / len(wl_passages):.2f} (server, with 8 s of silence)",
          "≤ 0.6"),
-        ("passage: final of the last sentence", "passage", final, _s,
-         _s(whisperlive.median([r.final_s for r in wl_passages])), "≤ 0.8 s"),
-        ("passage: WER", "passage", "wer", _wer, f"{_server_wer(wl_passages):.3f}", "not worse than before"),
+        ("passage: final of the last sentence", "passage", final, whisperlive.seconds,
+         whisperlive.seconds(whisperlive.median([r.final_s for r in wl_passages])), "≤ 0.8 s"),
+        ("passage: WER", "passage", "wer", _wer, f"{whisperlive.final_wer(wl_passages):.3f}", "not worse than before"),
     ]  # fmt: skip
     print("| target (median of the run) | now | before | WhisperLive | goal |")
     print("|---|---|---|---|---|")

@@ -290,13 +290,18 @@ def seconds(value: float | None) -> str:
     return "none" if value is None else f"{value:.2f} s"
 
 
+def final_wer(results: list[Result]) -> float:
+    """Word error rate of the sessions' final texts."""
+    return wer([r.reference for r in results], [r.text for r in results])
+
+
 def summary(name: str, results: list[Result]) -> str:
     missing = sum(r.final_s is None for r in results)
     return (
         f"| {name} | {seconds(median([r.first_text_s for r in results]))} "
         f"| {seconds(median([r.final_s for r in results]))}{f' ({missing} never)' if missing else ''} "
         f"| {seconds(median([r.settled_s for r in results]))} "
-        f"| {wer([r.reference for r in results], [r.text for r in results]):.3f} "
+        f"| {final_wer(results):.3f} "
         f"| {np.mean([r.cpu_per_audio_s for r in results]):.2f} |"
     )
 
