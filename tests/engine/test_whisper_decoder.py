@@ -1,4 +1,5 @@
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from tests.recognition import PHRASE_ERRORS, assert_recognized, word_errors, words
 from tests.speech_fixtures import Fixture
@@ -47,3 +48,10 @@ def test_a_short_decode_sees_the_features_of_whispers_30_s_window(fixture_audio:
         whole = decoder._model.feature_extractor(piece, padding=160 * 3000)
         assert features.shape == (80, min(3000, int(np.ceil(seconds + margin) * 100)))
         np.testing.assert_allclose(features, whole[:, : features.shape[1]], atol=1e-5)
+
+
+def test_loading_a_decoder_puts_numpys_blas_on_one_thread() -> None:
+    controller = ThreadpoolController().select(user_api="blas")
+    controller.limit(limits=2)
+    WhisperDecoder()
+    assert [info["num_threads"] for info in ThreadpoolController().select(user_api="blas").info()] == [1]
