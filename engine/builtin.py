@@ -371,7 +371,14 @@ class _Session:
         language = await self._language_of(utterance)
         began = time.perf_counter()
         guess = await self._engine._run_partial(
-            self._decoder.partial, self._slice(start, end), committed, language, context, align, waits=utterance.waits
+            self._decoder.partial,
+            self._slice(start, end),
+            committed,
+            language,
+            context,
+            align,
+            utterance.shown_text,
+            waits=utterance.waits,
         )
         if guess is None:
             return _Partial(utterance, [], end / SAMPLE_RATE, skipped=True)

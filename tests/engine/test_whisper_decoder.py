@@ -1,9 +1,11 @@
 import numpy as np
+import pytest
 from threadpoolctl import ThreadpoolController
 
 from tests.recognition import PHRASE_ERRORS, assert_recognized, word_errors, words
 from tests.speech_fixtures import Fixture
-from voxdesk.engine.whisper_decoder import WhisperDecoder, _after, _spoken_words, _trim_repetition
+from voxdesk.engine import whisper_decoder
+from voxdesk.engine.whisper_decoder import DecoderSettings, WhisperDecoder, _after, _spoken_words, _trim_repetition
 
 
 def test_looping_partials_are_cut_to_their_first_copy() -> None:
@@ -55,3 +57,17 @@ def test_loading_a_decoder_puts_numpys_blas_on_one_thread() -> None:
     controller.limit(limits=2)
     WhisperDecoder()
     assert [info["num_threads"] for info in ThreadpoolController().select(user_api="blas").info()] == [1]
+
+
+def test_steady_partials_run_on_a_single_thread_copy_of_a_small_model(
+    speech: dict[str, Fixture], fixture_audio: dict[str, np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    audio = fixture_audio["command09-slt"]
+    decoder = WhisperDecoder()
+    assert decoder._steady is not decoder.model.model
+    assert_recognized(speech["command09-slt"], " ".join(decoder.partial(audio, [], steady=True).words))
+    shared = WhisperDecoder(DecoderSettings(steady_threads=0))
+    assert shared._steady is shared.model.model
+    monkeypatch.setattr(whisper_decoder, "_STEADY_COPY_MAX_BYTES", 1_000_000)  # tiny.en's 75 MB is too big now
+    big = WhisperDecoder()
+    assert big._steady is big.model.model
