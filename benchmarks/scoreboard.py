@@ -29,12 +29,19 @@ from benchmarks.__main__ import BEFORE_ISSUE_15, FileResult, measure, summarize
 from tests import speech_fixtures
 from tests.speech_fixtures import Fixture
 from voxdesk.engine.builtin import BuiltinEngine
+from voxdesk.engine.whisper_decoder import DecoderSettings
 
-BEFORE = replace(BEFORE_ISSUE_15, window_seconds=None, commit_min_logprob=float("-inf"), noisy_snr_db=float("-inf"))
+BEFORE = replace(
+    BEFORE_ISSUE_15,
+    window_seconds=None,
+    commit_min_logprob=float("-inf"),
+    noisy_snr_db=float("-inf"),
+    decoder=DecoderSettings(steady_threads=0),
+)
 """The engine with issue 15's changes that settings can turn off, off: the old scheduling
-(:data:`BEFORE_ISSUE_15`), partials re-decoding the whole utterance, committing whatever they
-agree on however unsure or noisy. The one decoding thread shared by sessions (finals first)
-and the shorter feature computation stay."""
+(:data:`BEFORE_ISSUE_15`), partials re-decoding the whole utterance on two threads, committing
+whatever they agree on however unsure or noisy. The one decoding thread shared by sessions
+(finals first), the shorter feature computation and NumPy's BLAS on one thread stay."""
 
 Row = dict[str, object]
 
