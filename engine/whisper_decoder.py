@@ -322,14 +322,14 @@ class WhisperDecoder:
 
 
 def _numpy_blas_on_one_thread() -> None:
-    """Run NumPy's BLAS (OpenBLAS in its wheels) on one thread, for the whole process.
+    """Run OpenBLAS (NumPy's BLAS in its Linux and Windows wheels) on one thread, process-wide.
 
     Whisper's log-mel features multiply an 80-row filter bank with the spectrogram, far too
-    small to gain from threads; OpenBLAS's default of one thread per core made a partial
-    decode on two cores 23 % slower and 24 % costlier in CPU, its idle threads spinning beside
-    CTranslate2's. Only the BLAS libraries NumPy loaded are limited (not PyTorch's).
+    small to gain from threads; OpenBLAS's default of one thread per core made back-to-back
+    partial decodes on two cores 23 % slower and 24 % costlier in CPU (streamed dictation: 10 %
+    and 16 %), its idle threads spinning beside CTranslate2's.
     """
-    ThreadpoolController().select(user_api="blas").limit(limits=1)
+    ThreadpoolController().select(internal_api="openblas").limit(limits=1)
 
 
 def _spoken_words(words: list[str]) -> list[str]:

@@ -52,11 +52,10 @@ def test_a_short_decode_sees_the_features_of_whispers_30_s_window(fixture_audio:
         np.testing.assert_allclose(features, whole[:, : features.shape[1]], atol=1e-5)
 
 
-def test_loading_a_decoder_puts_numpys_blas_on_one_thread() -> None:
-    controller = ThreadpoolController().select(user_api="blas")
-    controller.limit(limits=2)
+def test_loading_a_decoder_puts_numpys_openblas_on_one_thread() -> None:
+    ThreadpoolController().select(internal_api="openblas").limit(limits=2)
     WhisperDecoder()
-    assert [info["num_threads"] for info in ThreadpoolController().select(user_api="blas").info()] == [1]
+    assert [info["num_threads"] for info in ThreadpoolController().select(internal_api="openblas").info()] == [1]
 
 
 def test_steady_partials_run_on_a_single_thread_copy_of_a_small_model(
