@@ -37,6 +37,9 @@ __all__ = ["MODEL_SHA256", "DecoderSettings", "Guess", "Split", "WhisperDecoder"
 # with a 10 s margin gave 0.0 % WER against 0.8 % for the full 30 s window, at half the
 # cost; 6 s gave 9.5 % (loops), 3 s 65 %.
 _PARTIAL_MARGIN = 6.0
+# Partials before an utterance shows text need only its first words: with 3 s the first text
+# came 0.03-0.04 s sooner on the commands (alternated, two runs), same WER.
+_FIRST_TEXT_MARGIN = 3.0
 _FINAL_MARGIN = 10.0
 _CONTEXT_TOKENS = 64  # previous text kept when a partial's window starts after committed words
 _STEADY_COPY_MAX_BYTES = 500_000_000  # tiny, base and small get a single-thread copy for partials
@@ -198,12 +201,11 @@ class WhisperDecoder:
         otherwise the fixed language, or one detected for this decode. ``context``: words said
         before ``audio`` starts, given to Whisper as previous text. ``align``: also find where
         in ``audio`` each committed word ends (from the decoder's cross-attention). ``steady``:
-        a partial of an utterance that already shows text (cheaper, a little slower).
+        a partial of an utterance that already shows text (cheaper, a little slower); otherwise
+        the quickest decode that can show first words.
         """
-        model = self._steady if steady else self._model.model
-        encoded, words, mean_logprob = self._generate(
-            model, audio, committed, language, 1, _PARTIAL_MARGIN, 6, context or []
-        )
+        model, margin = (self._steady, _PARTIAL_MARGIN) if steady else (self._model.model, _FIRST_TEXT_MARGIN)
+        encoded, words, mean_logprob = self._generate(model, audio, committed, language, 1, margin, 6, context or [])
         ends = self._word_ends(encoded, committed, len(audio)) if align and committed else []
         return Guess(words, mean_logprob, ends)
 
