@@ -114,7 +114,8 @@ class BuiltinEngine:
             loop = asyncio.get_running_loop()
             # A hub model not in the cache downloads here, reporting its bytes from the worker thread.
             await self._run(resolve_model, decoder.model, lambda *step: loop.call_soon_threadsafe(progress, *step))
-        self._decoder = await self._run(WhisperDecoder, decoder)
+        self._decoder = await self._run(WhisperDecoder, decoder, self._decodes.shares_cpu)
+        self._decodes.lanes = self._decoder.parallel_decodes
         logger.info("built-in engine: %s", self._decoder.description)
         if progress:
             progress(f"ready: {self._decoder.description}", 1.0)

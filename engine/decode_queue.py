@@ -1,9 +1,14 @@
-"""One decoding thread shared by every session of an engine, finals first.
+"""The decoding threads shared by every session of an engine, finals first.
 
-CTranslate2 already spreads one decode over the cores, so decodes run one at a time. The
-ones waiting are taken in priority order: a final (a speaker who stopped is waiting for it)
-before a partial (a preview the next one replaces). A partial that waited longer than it
-may is skipped instead of run (its result is ``None``): its text would be stale when it arrived.
+CTranslate2 already spreads one decode over the cores, so a decode that has the CPU to itself
+runs alone. The ones waiting are taken in priority order: a final (a speaker who stopped is
+waiting for it) before a partial (a preview the next one replaces). A partial that waited
+longer than it may is skipped instead of run (its result is ``None``): its text would be stale
+when it arrived.
+
+Under load, with ``lanes = 2``, two decodes run at once and each is told it shares the CPU
+(:meth:`DecodeQueue.shares_cpu`), so the decoder gives each one thread: one thread per decode
+gets more decodes done per second than two threads per decode, one after the other.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any, TypeVar
 __all__ = ["DecodeQueue"]
 
 _T = TypeVar("_T")
+_THREADS = 2  # the most lanes a queue can be given
 
 
 class _Priority(IntEnum):
@@ -42,15 +48,26 @@ class _Job:
 
 
 class DecodeQueue:
-    """Runs submitted calls on one thread, highest priority first, first come first within one."""
+    """Runs submitted calls on up to ``lanes`` threads, highest priority first, first come
+    first within one.
+
+    ``lanes`` is 1 (one decode at a time) until set to 2, which only makes sense when the
+    decoder can run two decodes side by side on one thread each. A second decode starts only
+    when the running one shares the CPU: a decode that started alone keeps both cores.
+    """
 
     def __init__(self, name: str = "whisper") -> None:
+        self.lanes = 1
         self._jobs: list[_Job] = []
         self._ready = threading.Condition()
         self._order = itertools.count()
         self._closed = False
-        self._thread = threading.Thread(target=self._work, name=name, daemon=True)
-        self._thread.start()
+        self._running: dict[int, bool] = {}  # worker thread id: whether its job shares the CPU
+        self._threads = [
+            threading.Thread(target=self._work, name=f"{name}-{lane}", daemon=True) for lane in range(_THREADS)
+        ]
+        for thread in self._threads:
+            thread.start()
 
     def run_final(self, fn: Callable[..., _T], *args: Any) -> asyncio.Future[_T]:
         """Queue ``fn(*args)`` ahead of every partial; a future on the running loop for its result."""
@@ -59,6 +76,12 @@ class DecodeQueue:
     def run_partial(self, within: float, fn: Callable[..., _T], *args: Any) -> asyncio.Future[_T | None]:
         """Queue ``fn(*args)`` behind the finals; its result, or ``None`` if it could not start within ``within`` s."""
         return self._submit(_Priority.PARTIAL, within, fn, *args)
+
+    def shares_cpu(self) -> bool:
+        """Whether the call running on the calling thread started beside another decode, or
+        with others waiting (``False`` outside the queue's threads)."""
+        with self._ready:
+            return self._running.get(threading.get_ident(), False)
 
     def _submit(
         self, priority: _Priority, within: float | None, fn: Callable[..., Any], *args: Any
@@ -70,34 +93,51 @@ class DecodeQueue:
             if self._closed:
                 raise RuntimeError("the decode queue is closed")
             heapq.heappush(self._jobs, job)
-            self._ready.notify()
+            self._ready.notify_all()
         return future
 
     def close(self) -> None:
-        """Run what is queued, then stop the thread (waits for it)."""
+        """Run what is queued, then stop the threads (waits for them)."""
         with self._ready:
             self._closed = True
-            self._ready.notify()
-        self._thread.join()
+            self._ready.notify_all()
+        for thread in self._threads:
+            thread.join()
 
     def _work(self) -> None:
         while (job := self._next()) is not None:
-            if job.future.cancelled():  # its session is gone
-                continue
-            if job.within is not None and time.monotonic() - job.queued > job.within:
-                self._settle(job, None, None)
-                continue
             try:
-                result, error = job.fn(*job.args), None
-            except Exception as exc:
-                result, error = None, exc
-            self._settle(job, result, error)
+                self._run(job)
+            finally:
+                with self._ready:
+                    del self._running[threading.get_ident()]
+                    self._ready.notify_all()
+
+    def _run(self, job: _Job) -> None:
+        if job.future.cancelled():  # its session is gone
+            return
+        if job.within is not None and time.monotonic() - job.queued > job.within:
+            self._settle(job, None, None)
+            return
+        try:
+            result, error = job.fn(*job.args), None
+        except Exception as exc:
+            result, error = None, exc
+        self._settle(job, result, error)
 
     def _next(self) -> _Job | None:
+        """The next job for this thread once it may start one (marked running), or ``None`` when closed."""
         with self._ready:
-            while not self._jobs and not self._closed:
+            while not (self._jobs and self._may_start()):
+                if self._closed and not self._jobs:
+                    return None
                 self._ready.wait()
-            return heapq.heappop(self._jobs) if self._jobs else None
+            job = heapq.heappop(self._jobs)
+            self._running[threading.get_ident()] = self.lanes > 1 and bool(self._running or self._jobs)
+            return job
+
+    def _may_start(self) -> bool:
+        return len(self._running) < self.lanes and all(self._running.values())
 
     @staticmethod
     def _settle(job: _Job, result: Any, error: Exception | None) -> None:

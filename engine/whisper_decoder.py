@@ -11,6 +11,7 @@ returns only the words that follow them, so committed text is never contradicted
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ _PARTIAL_MARGIN = 6.0
 _FIRST_TEXT_MARGIN = 3.0
 _FINAL_MARGIN = 10.0
 _CONTEXT_TOKENS = 64  # previous text kept when a partial's window starts after committed words
-_STEADY_COPY_MAX_BYTES = 500_000_000  # tiny, base and small get a single-thread copy for partials
+_NARROW_COPY_MAX_BYTES = 500_000_000  # tiny, base and small get single-thread copies
 _NO_SPEECH = 0.6  # no-speech probability above which a decode with nothing committed is dropped
 
 
@@ -51,7 +52,8 @@ class DecoderSettings:
     """Whisper decoding knobs (measured defaults from the CPU ASR survey)."""
 
     threads: int = 2
-    steady_threads: int = 1  # CPU threads of partials once text shows (0: the same model and threads)
+    steady_threads: int = 1  # CPU threads of partials once text shows, and of each of two decodes
+    # sharing the CPU under load (0: every decode on the main model and its threads)
     final_beam: int = 5
     model: str = BUNDLED_MODEL  # see voxdesk.engine.whisper_models.resolve_model
     device: str = "auto"  # auto, cpu or cuda
@@ -80,8 +82,11 @@ class Split:
 class WhisperDecoder:
     """Greedy partials, beam-search finals and segment splits over one utterance's audio."""
 
-    def __init__(self, settings: DecoderSettings | None = None) -> None:
+    def __init__(self, settings: DecoderSettings | None = None, shares_cpu: Callable[[], bool] | None = None) -> None:
+        """``shares_cpu``: whether the calling decode runs beside another one (then it takes
+        the single-thread copy, see :meth:`_narrow_model`)."""
         self.settings = settings or DecoderSettings()
+        self._shares_cpu = shares_cpu or (lambda: False)
         path = resolve_model(self.settings.model)
         self.placement: Placement = place(self.settings.device)
         try:
@@ -102,28 +107,44 @@ class WhisperDecoder:
             num_workers=1,
             local_files_only=True,
         )
-        self._steady = self._steady_model(path)
+        self._narrow = self._narrow_model(path)
         self._make_tokenizer = Tokenizer
         self._check_task(self.settings.task)
         self._language = self._check_language(self.settings.language)
         self._tokenizer = self._tokenizer_for(self._language or "en")
 
-    def _steady_model(self, path: Path) -> Any:
-        """The CTranslate2 model for partials once text shows: a second copy on ``steady_threads``
-        CPU threads, or the main model (on CUDA, for models too big to copy, or when asked).
+    def _narrow_model(self, path: Path) -> Any:
+        """The CTranslate2 model for decodes that need not be quickest: a second copy that runs
+        two decodes side by side on ``steady_threads`` CPU threads each, or the main model (on
+        CUDA, for models too big to copy, or when asked).
 
         Two threads make a tiny.en partial only 1.4 times faster for 1.2 times the CPU. First
-        text and finals keep them (someone is waiting); the steady partials twice a second do
-        not need them: dictation costs 22 % less CPU for a second copy of the weights (40 MB for
-        tiny.en), with the same text and latencies.
+        text and finals that have the CPU to themselves keep them (someone is waiting); the
+        steady partials twice a second do not need them (dictation: 22 % less CPU, same text
+        and latencies), and two decodes that would otherwise wait for each other finish sooner
+        side by side on one thread each (four finals due at once: the last 0.9 s after the
+        first started instead of 1.15 s). The copy costs 40 MB for tiny.en.
         """
         threads = self.settings.steady_threads
-        small = (path / "model.bin").stat().st_size <= _STEADY_COPY_MAX_BYTES
+        small = (path / "model.bin").stat().st_size <= _NARROW_COPY_MAX_BYTES
         if self.placement.device != "cpu" or not small or not 0 < threads < self.settings.threads:
             return self._model.model
         return self._ct2.models.Whisper(
-            str(path), device="cpu", compute_type=self.placement.compute_type, intra_threads=threads
+            str(path),
+            device="cpu",
+            compute_type=self.placement.compute_type,
+            intra_threads=threads,
+            inter_threads=2,
         )
+
+    @property
+    def parallel_decodes(self) -> int:
+        """How many decodes can usefully run at once: 2 with the single-thread copy, else 1."""
+        return 1 if self._narrow is self._model.model else 2
+
+    def _model_for(self, steady: bool) -> Any:
+        """The single-thread copy for steady partials and for decodes beside another; else the main model."""
+        return self._narrow if steady or self._shares_cpu() else self._model.model
 
     @property
     def description(self) -> str:
@@ -204,7 +225,8 @@ class WhisperDecoder:
         a partial of an utterance that already shows text (cheaper, a little slower); otherwise
         the quickest decode that can show first words.
         """
-        model, margin = (self._steady, _PARTIAL_MARGIN) if steady else (self._model.model, _FIRST_TEXT_MARGIN)
+        margin = _PARTIAL_MARGIN if steady else _FIRST_TEXT_MARGIN
+        model = self._model_for(steady)
         encoded, words, mean_logprob = self._generate(model, audio, committed, language, 1, margin, 6, context or [])
         ends = self._word_ends(encoded, committed, len(audio)) if align and committed else []
         return Guess(words, mean_logprob, ends)
@@ -214,7 +236,8 @@ class WhisperDecoder:
     ) -> list[str]:
         """Beam-search decode of ``audio``; the words after ``committed`` (``context``: as for partials)."""
         beam = self.settings.final_beam
-        return self._generate(self._model.model, audio, committed, language, beam, _FINAL_MARGIN, 10, context or [])[1]
+        model = self._model_for(steady=False)
+        return self._generate(model, audio, committed, language, beam, _FINAL_MARGIN, 10, context or [])[1]
 
     def _word_ends(self, encoded: Any, committed: list[str], samples: int) -> list[float]:
         """Where each committed word ends in the audio (seconds), or ``[]`` when the alignment

@@ -193,6 +193,7 @@ def test_sessions_run_concurrently_on_one_engine(
     engine: BuiltinEngine, speech: dict[str, Fixture], fixture_audio: dict[str, np.ndarray]
 ) -> None:
     names = ["command01-slt", "command12-slt", "command13-slt"]
+    assert engine._decodes.lanes == 2  # decodes of different sessions may run side by side
 
     async def run_all() -> list[TranscriptionReport]:
         return await asyncio.gather(*(transcribe_audio(engine, fixture_audio[n], realtime=True) for n in names))

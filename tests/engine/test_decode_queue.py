@@ -84,3 +84,76 @@ def test_a_cancelled_call_is_not_run_and_a_closed_queue_takes_nothing() -> None:
 
     with pytest.raises(RuntimeError, match="closed"):
         asyncio.run(late())
+
+
+def test_with_two_lanes_two_waiting_calls_run_side_by_side_and_each_shares_the_cpu() -> None:
+    queue = DecodeQueue()
+    queue.lanes = 2
+    started, release = threading.Event(), threading.Event()
+    together = threading.Barrier(2, timeout=10)  # passes only when both calls run at once
+
+    def first() -> bool:
+        started.set()
+        release.wait()
+        return queue.shares_cpu()
+
+    def side_by_side() -> bool:
+        together.wait()
+        return queue.shares_cpu()
+
+    async def scenario() -> list[bool | None]:
+        alone = queue.run_final(first)
+        await asyncio.to_thread(started.wait)
+        final, partial = queue.run_final(side_by_side), queue.run_partial(60.0, side_by_side)
+        release.set()
+        shared_when_alone = await alone
+        pair = await asyncio.gather(final, partial)
+        return [shared_when_alone, *pair, await queue.run_final(queue.shares_cpu)]
+
+    assert asyncio.run(scenario()) == [False, True, True, False]
+    queue.close()
+
+
+def test_no_call_starts_beside_one_that_has_the_cpu_to_itself() -> None:
+    queue = DecodeQueue()
+    queue.lanes = 2
+    ran: list[str] = []
+    started, release = threading.Event(), threading.Event()
+
+    def first() -> None:
+        started.set()
+        release.wait()
+        ran.append("alone")
+
+    async def scenario() -> None:
+        busy = queue.run_final(first)
+        await asyncio.to_thread(started.wait)
+        waiting = queue.run_final(ran.append, "after")
+        await asyncio.sleep(0.2)
+        ran.append("released")
+        release.set()
+        await asyncio.gather(busy, waiting)
+
+    asyncio.run(scenario())
+    queue.close()
+    assert ran == ["released", "alone", "after"]
+
+
+def test_one_lane_runs_one_call_at_a_time_and_none_shares_the_cpu() -> None:
+    queue = DecodeQueue()
+    running = 0
+    seen: list[tuple[int, bool]] = []
+
+    def call() -> None:
+        nonlocal running
+        running += 1
+        seen.append((running, queue.shares_cpu()))
+        threading.Event().wait(0.05)
+        running -= 1
+
+    async def scenario() -> None:
+        await asyncio.gather(*(queue.run_final(call) for _ in range(4)))
+
+    asyncio.run(scenario())
+    queue.close()
+    assert seen == [(1, False)] * 4

@@ -1,3 +1,6 @@
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 from threadpoolctl import ThreadpoolController
@@ -63,10 +66,29 @@ def test_steady_partials_run_on_a_single_thread_copy_of_a_small_model(
 ) -> None:
     audio = fixture_audio["command09-slt"]
     decoder = WhisperDecoder()
-    assert decoder._steady is not decoder.model.model
+    assert decoder._narrow is not decoder.model.model
+    assert decoder.parallel_decodes == 2
     assert_recognized(speech["command09-slt"], " ".join(decoder.partial(audio, [], steady=True).words))
     shared = WhisperDecoder(DecoderSettings(steady_threads=0))
-    assert shared._steady is shared.model.model
-    monkeypatch.setattr(whisper_decoder, "_STEADY_COPY_MAX_BYTES", 1_000_000)  # tiny.en's 75 MB is too big now
+    assert shared._narrow is shared.model.model
+    assert shared.parallel_decodes == 1
+    monkeypatch.setattr(whisper_decoder, "_NARROW_COPY_MAX_BYTES", 1_000_000)  # tiny.en's 75 MB is too big now
     big = WhisperDecoder()
-    assert big._steady is big.model.model
+    assert big._narrow is big.model.model
+    assert big.parallel_decodes == 1
+
+
+def test_decodes_that_share_the_cpu_run_side_by_side_on_the_single_thread_copy(
+    speech: dict[str, Fixture], fixture_audio: dict[str, np.ndarray]
+) -> None:
+    sharing = threading.Event()
+    decoder = WhisperDecoder(shares_cpu=sharing.is_set)
+    assert decoder._model_for(steady=False) is decoder.model.model
+    sharing.set()
+    assert decoder._model_for(steady=False) is decoder._narrow
+    assert decoder._narrow.num_workers == 2  # two decodes at once, one thread each
+    names = ["command09-slt", "command13-slt"]
+    with ThreadPoolExecutor(2) as pool:
+        finals = list(pool.map(lambda name: decoder.final(fixture_audio[name], []), names))
+    for name, final in zip(names, finals, strict=True):
+        assert_recognized(speech[name], " ".join(final))
