@@ -23,6 +23,11 @@ class StablePrefix:
     committed: list[str] = field(default_factory=list)
     _previous: list[str] = field(default_factory=list)
 
+    @property
+    def provisional(self) -> list[str]:
+        """The uncommitted words of the newest hypothesis."""
+        return self._previous
+
     def update(self, continuation: list[str], sure: bool = True) -> tuple[list[str], list[str]]:
         """Take the words a new decode put after the committed ones; ``sure=False`` commits none.
 

@@ -4,7 +4,8 @@ While speech goes on, the utterance's audio is re-decoded greedily about every
 ``partial_interval`` seconds; words two partials agree on are committed
 (:mod:`voxdesk.engine.agreement`), the rest is provisional. When the VAD hears ``silence_seconds`` of
 silence the utterance gets a beam-search final decode that continues the committed words;
-that decode starts speculatively after ``early_final_silence`` and is used when the pause
+that decode starts speculatively after ``early_final_silence`` (``early_final_after_sentence``
+when the text shown so far ends like a finished sentence) and is used when the pause
 turns out to be the end of speech, which takes its cost off the final latency. When that
 speculative final ends like a finished sentence (``.``, ``?`` or ``!`` after a word that does
 not leave the sentence hanging, such as "the" or "and") and the speaker is still silent when
@@ -80,6 +81,7 @@ class BuiltinSettings:
     first_partial_delay: float = 0.1  # speech heard before the first partial is decoded
     first_text_interval: float = 0.1  # partial cadence until the utterance has shown text
     early_final_silence: float = 0.2  # pause after which the final decode starts, speculatively
+    early_final_after_sentence: float = 0.15  # the same pause when the shown text already ends a sentence
     end_at_finished_sentence: bool = True  # a speculative final that ends a sentence ends the utterance
     holdback_words: int = 2
     window_seconds: float | None = 6.0  # a partial's audio longer than this starts after settled words (None: never)
@@ -334,7 +336,7 @@ class _Session:
         if utterance is None or self._partial is not None:
             return
         silence = self._endpointer.trailing_silence_seconds
-        if silence >= self._settings.early_final_silence:
+        if silence >= self._early_final_silence(utterance):
             # Once per pause, and again should a partial that was still running commit more words.
             key = (utterance, self._endpointer.last_voiced_end, len(utterance.agreement.committed))
             if self._early_for != key and (self._early is None or self._early.done()):  # never two queued
@@ -361,7 +363,15 @@ class _Session:
             interval = max(settings.first_text_interval, expected)
         if utterance.since_partial < interval * SAMPLE_RATE:
             return False
-        return silence == 0.0 or silence + expected < settings.early_final_silence
+        return silence == 0.0 or silence + expected < self._early_final_silence(utterance)
+
+    def _early_final_silence(self, utterance: _Utterance) -> float:
+        """The pause after which the final decode starts: shorter when the text shown so far
+        ends like a finished sentence ("Open the browser.")."""
+        shown = utterance.agreement.committed + utterance.agreement.provisional
+        if ends_a_sentence(shown):
+            return self._settings.early_final_after_sentence
+        return self._settings.early_final_silence
 
     async def _decode_partial(self, utterance: _Utterance) -> _Partial:
         utterance.since_partial = 0

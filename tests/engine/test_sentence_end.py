@@ -38,10 +38,11 @@ def test_the_endpointer_ends_speech_when_told_and_hears_the_next_onset() -> None
     assert [type(p) for p in endpointer.process(voiced)] == [SpeechStarted]
 
 
-def _waited(rule: bool, fixture: Fixture, audio: np.ndarray) -> tuple[str, float]:
-    """Stream the fixture and 5.5 s of silence in real time; its text and the silence heard before its end."""
-    settings = BuiltinSettings(endpoint=EndpointSettings(silence_seconds=SILENCE), end_at_finished_sentence=rule)
-    engine = BuiltinEngine(settings)
+def _waited(rule: bool, fixture: Fixture, audio: np.ndarray, **pauses: float) -> tuple[str, float]:
+    """Stream the fixture and 5.5 s of silence in real time; its text and the silence heard
+    before its end. ``pauses``: the early-final pauses of :class:`BuiltinSettings`."""
+    endpoint = EndpointSettings(silence_seconds=SILENCE)
+    engine = BuiltinEngine(BuiltinSettings(endpoint=endpoint, end_at_finished_sentence=rule, **pauses))
 
     async def run() -> tuple[str, float]:
         await engine.load()
@@ -77,3 +78,23 @@ def test_without_the_rule_the_configured_silence_ends_it(
 def test_the_rule_is_on_by_default() -> None:
     assert BuiltinSettings().end_at_finished_sentence
     assert replace(BuiltinSettings(), end_at_finished_sentence=False) != BuiltinSettings()
+
+
+EARLY_FINAL = 3.0
+"""A pause before the speculative final far longer than the shorter one after a finished
+sentence, so which one started the final shows in when the utterance ended, not in how fast
+this machine decodes."""
+
+
+def test_shown_text_that_ends_a_sentence_starts_the_final_after_a_shorter_pause(
+    speech: dict[str, Fixture], fixture_audio: dict[str, np.ndarray]
+) -> None:
+    fixture = speech["command00-slt"]
+    audio = fixture_audio[fixture.name]
+    text, waited = _waited(True, fixture, audio, early_final_silence=EARLY_FINAL)
+    assert_recognized(fixture, text)
+    assert waited < EARLY_FINAL - 1.0, f"{text!r} ended {waited:.2f} s after the speech"
+    pauses = {"early_final_silence": EARLY_FINAL, "early_final_after_sentence": EARLY_FINAL}
+    text, waited = _waited(True, fixture, audio, **pauses)
+    assert_recognized(fixture, text)
+    assert waited >= EARLY_FINAL
