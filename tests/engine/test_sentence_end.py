@@ -38,11 +38,13 @@ def test_the_endpointer_ends_speech_when_told_and_hears_the_next_onset() -> None
     assert [type(p) for p in endpointer.process(voiced)] == [SpeechStarted]
 
 
-def _waited(rule: bool, fixture: Fixture, audio: np.ndarray, **pauses: float) -> tuple[str, float]:
-    """Stream the fixture and 5.5 s of silence in real time; its text and the silence heard
-    before its end. ``pauses``: the early-final pauses of :class:`BuiltinSettings`."""
+def _waited(
+    rule: bool, fixture: Fixture, audio: np.ndarray, settings: BuiltinSettings | None = None
+) -> tuple[str, float]:
+    """Stream the fixture and 5.5 s of silence in real time through an engine with ``settings``;
+    its text and the silence heard before its end."""
     endpoint = EndpointSettings(silence_seconds=SILENCE)
-    engine = BuiltinEngine(BuiltinSettings(endpoint=endpoint, end_at_finished_sentence=rule, **pauses))
+    engine = BuiltinEngine(replace(settings or BuiltinSettings(), endpoint=endpoint, end_at_finished_sentence=rule))
 
     async def run() -> tuple[str, float]:
         await engine.load()
@@ -91,10 +93,10 @@ def test_shown_text_that_ends_a_sentence_starts_the_final_after_a_shorter_pause(
 ) -> None:
     fixture = speech["command00-slt"]
     audio = fixture_audio[fixture.name]
-    text, waited = _waited(True, fixture, audio, early_final_silence=EARLY_FINAL)
+    text, waited = _waited(True, fixture, audio, BuiltinSettings(early_final_silence=EARLY_FINAL))
     assert_recognized(fixture, text)
     assert waited < EARLY_FINAL - 1.0, f"{text!r} ended {waited:.2f} s after the speech"
-    pauses = {"early_final_silence": EARLY_FINAL, "early_final_after_sentence": EARLY_FINAL}
-    text, waited = _waited(True, fixture, audio, **pauses)
+    both_long = BuiltinSettings(early_final_silence=EARLY_FINAL, early_final_after_sentence=EARLY_FINAL)
+    text, waited = _waited(True, fixture, audio, both_long)
     assert_recognized(fixture, text)
     assert waited >= EARLY_FINAL
