@@ -53,7 +53,11 @@ class FileResult:
 
 
 BEFORE_ISSUE_15 = BuiltinSettings(
-    first_partial_delay=0.2, first_text_interval=0.5, early_final_silence=0.3, end_at_finished_sentence=False
+    first_partial_delay=0.2,
+    first_text_interval=0.5,
+    early_final_silence=0.3,
+    early_final_after_sentence=0.3,
+    end_at_finished_sentence=False,
 )
 """The built-in engine's scheduling before issue 15: first partial after 0.2 s of speech, then
 every 0.5 s, the speculative final after 0.3 s of pause, and the configured 0.6 s of silence always."""
