@@ -139,8 +139,8 @@ class WhisperDecoder:
 
     @property
     def parallel_decodes(self) -> int:
-        """How many decodes can usefully run at once: 2 with the single-thread copy, else 1."""
-        return 1 if self._narrow is self._model.model else 2
+        """How many decodes can usefully run at once: the single-thread copy's workers (2), else 1."""
+        return int(self._narrow.num_workers)
 
     def _model_for(self, steady: bool) -> Any:
         """The single-thread copy for steady partials and for decodes beside another; else the main model."""
