@@ -360,7 +360,7 @@ class _Session:
         if utterance.shown_text:
             interval = max(settings.partial_interval, settings.partial_headroom * expected)
         else:  # nothing shown yet: decode again as soon as there is new audio and the decoder is free
-            interval = max(settings.first_text_interval, expected)
+            interval = settings.first_text_interval
         if utterance.since_partial < interval * SAMPLE_RATE:
             return False
         return silence == 0.0 or silence + expected < self._early_final_silence(utterance)
