@@ -16,7 +16,7 @@ import numpy as np
 from tests.recognition import assert_recognized
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
-from voxdesk.engine.builtin import BuiltinEngine
+from voxdesk.engine.builtin import BuiltinEngine, BuiltinSettings
 from voxdesk.engine.whisper_decoder import Guess, WhisperDecoder
 
 SLOWDOWN_S = 0.4  # added to every partial: 0.45 s a partial, about five times tiny.en's
@@ -60,6 +60,11 @@ def test_slow_partials_stretch_the_interval_and_the_final_still_comes(
     assert utterance.final_latency is not None and utterance.final_latency <= 1.5
 
 
+GATE_TIMEOUT_S = 2.0
+FIRST_TEXT_INTERVAL_S = BuiltinSettings().first_text_interval
+CHUNK = 1600  # 0.1 s
+
+
 class GatedFirstText:
     """A decoder whose partials show no words and last longer than one chunk: each lets exactly
     one more chunk in (``permits``) and returns once the session has taken it in."""
@@ -80,11 +85,6 @@ class GatedFirstText:
         self.taken_in.wait(timeout=GATE_TIMEOUT_S)
         time.sleep(1.5 * FIRST_TEXT_INTERVAL_S)  # a decode slower than the first-text cadence
         return Guess([], 0.0, [])
-
-
-GATE_TIMEOUT_S = 2.0
-FIRST_TEXT_INTERVAL_S = BuiltinEngine().settings.first_text_interval
-CHUNK = 1600  # 0.1 s
 
 
 def test_until_words_show_a_partial_starts_as_soon_as_the_last_is_done(
