@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -161,8 +162,10 @@ def _latency(point: Point) -> str:
 async def measure(model: Path, gpu: bool, rounds: int, seconds: float) -> Curve:
     """Start both servers, run the curve, stop them."""
     options, kv_cache_gb = (GPU_OPTIONS, 0) if gpu else (CPU_OPTIONS, 2)
-    started = [starter(model, options, kv_cache_gb) for starter in (start_vllm_server, start_voxdesk_vllm_server)]
-    try:
+    started: list[tuple[subprocess.Popen[bytes], int]] = []
+    try:  # a server that fails to start stops the one already up
+        for starter in (start_vllm_server, start_voxdesk_vllm_server):
+            started.append(starter(model, options, kv_cache_gb))
         ports = {name: (port, process.pid) for name, (process, port) in zip(SERVERS, started, strict=True)}
         return await run_curve(ports, GPU_COUNTS if gpu else CPU_COUNTS, rounds, seconds)
     finally:

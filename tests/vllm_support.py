@@ -6,6 +6,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TypedDict
@@ -16,6 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 TINY_MODEL_DIR = REPO / "build" / "tiny-voxtral"
 SERVED_NAME = "tinyvox"
+STDERR_LINES_SHOWN = 15
 
 
 class EngineOptions(TypedDict):
@@ -118,9 +120,7 @@ def start_vllm_server(
         "--seed", "0", *options,
     ]  # fmt: skip
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gb)}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for_health(port, process)
-    return process, port
+    return _start_healthy(command, env, port, cwd=None), port
 
 
 def start_voxdesk_vllm_server(
@@ -133,9 +133,25 @@ def start_voxdesk_vllm_server(
         "--served-model-name", SERVED_NAME, "--port", str(port), *options,
     ]  # fmt: skip
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gb), "VOXDESK_API_KEY": ""}
-    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for_health(port, process)
-    return process, port
+    return _start_healthy(command, env, port, cwd=REPO), port
+
+
+def _start_healthy(command: list[str], env: dict[str, str], port: int, cwd: Path | None) -> subprocess.Popen[bytes]:
+    """A server process that answers on ``/health``; one that does not is stopped, and the
+    error ends with the last lines it wrote to stderr."""
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=errors)
+        try:
+            wait_for_health(port, process)
+        except (RuntimeError, TimeoutError) as exc:
+            stop(process)
+            errors.seek(0)
+            tail = errors.read().decode(errors="replace").splitlines()[-STDERR_LINES_SHOWN:]
+            raise RuntimeError("\n".join([str(exc), *tail])) from exc
+        except BaseException:
+            stop(process)
+            raise
+    return process
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
