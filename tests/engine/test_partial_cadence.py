@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from tests.engine.wrapped_decoder import WrappedDecoder
 from tests.recognition import assert_recognized
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
@@ -22,14 +23,8 @@ from voxdesk.engine.whisper_decoder import Guess, WhisperDecoder
 SLOWDOWN_S = 0.4  # added to every partial: 0.45 s a partial, about five times tiny.en's
 
 
-class SlowPartials:
+class SlowPartials(WrappedDecoder):
     """A decoder whose partials take ``SLOWDOWN_S`` longer, as a bigger model's would."""
-
-    def __init__(self, decoder: WhisperDecoder) -> None:
-        self._decoder = decoder
-        self.language = decoder.language
-        self.final = decoder.final
-        self.split = decoder.split
 
     def partial(self, audio: np.ndarray, committed: list[str], *rest: Any) -> Guess:
         time.sleep(SLOWDOWN_S)
@@ -65,15 +60,13 @@ FIRST_TEXT_INTERVAL_S = BuiltinSettings().first_text_interval
 CHUNK = 1600  # 0.1 s
 
 
-class GatedFirstText:
+class GatedFirstText(WrappedDecoder):
     """A decoder whose partials show no words and last longer than one chunk: each lets exactly
     one more chunk in (``permits``) and returns once the session has taken it in."""
 
     def __init__(self, decoder: WhisperDecoder, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(decoder)
         self._loop = loop
-        self.language = decoder.language
-        self.final = decoder.final
-        self.split = decoder.split
         self.permits: asyncio.Queue[None] = asyncio.Queue()
         self.taken_in = threading.Event()
         self.partial_lengths: list[int] = []

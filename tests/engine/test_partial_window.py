@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from tests.engine.wrapped_decoder import WrappedDecoder
 from tests.recognition import ACCURACY, wer
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
@@ -15,14 +16,11 @@ from voxdesk.engine.session import SAMPLE_RATE
 from voxdesk.engine.whisper_decoder import Guess, WhisperDecoder
 
 
-class DecodedLengths:
+class DecodedLengths(WrappedDecoder):
     """The real decoder, noting how many seconds of audio each partial decodes."""
 
     def __init__(self, decoder: WhisperDecoder) -> None:
-        self._decoder = decoder
-        self.language = decoder.language
-        self.final = decoder.final
-        self.split = decoder.split
+        super().__init__(decoder)
         self.seconds: list[float] = []
 
     def partial(self, audio: np.ndarray, *rest: Any) -> Guess:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.engine.wrapped_decoder import WrappedDecoder
 from tests.random_whisper import random_whisper
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
 from voxdesk.engine import EngineKind, ProvisionalText, TextDelta, UtteranceDone, create_engine
@@ -71,13 +72,11 @@ def test_translate_needs_a_multilingual_model_and_puts_the_translate_token_in_th
     assert isinstance(translating.final(fixture_audio["command01-slt"], []), list)
 
 
-class LanguageSpy:
+class LanguageSpy(WrappedDecoder):
     """A decoder that records the language each call was given, and each detection."""
 
     def __init__(self, decoder: WhisperDecoder) -> None:
-        self._decoder = decoder
-        self.language = decoder.language
-        self.split = decoder.split
+        super().__init__(decoder)
         self.detected: list[str] = []
         self.given: list[str | None] = []
 
