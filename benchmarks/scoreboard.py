@@ -126,7 +126,8 @@ def print_table(
 
 async def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.scoreboard", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="two commands per voice, one passage, N up to 2")
+    quick = "two commands and one held-out command per voice, the passages, N up to 2"
+    parser.add_argument("--quick", action="store_true", help=quick)
     args = parser.parse_args(argv)
     kept = ("command00", "command01", "heldout00", "passage") if args.quick else ("command", "heldout", "passage")
     fixtures = [f for f in speech_fixtures.build() if f.name.startswith(kept)]
