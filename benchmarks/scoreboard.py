@@ -132,8 +132,9 @@ async def main(argv: list[str]) -> int:
     kept = ("command00", "command01", "heldout00", "passage") if args.quick else ("command", "heldout", "passage")
     fixtures = [f for f in speech_fixtures.build() if f.name.startswith(kept)]
     rows = await streamed(fixtures)
-    noisy_results = await noise.measure([f for f in fixtures if f.kind != "held-out"], True, BEFORE)
-    noisy = {kind: noisy_ratios(noisy_results, kind) for kind in ("command", "passage")}
+    noisy_kinds = ("command", "passage")
+    noisy_results = await noise.measure([f for f in fixtures if f.kind in noisy_kinds], True, BEFORE)
+    noisy = {kind: noisy_ratios(noisy_results, kind) for kind in noisy_kinds}
     server_args = argparse.Namespace(
         voice="slt", commands=2 if args.quick else 14, sessions=[1, 2] if args.quick else [1, 2, 4, 6, 8]
     )

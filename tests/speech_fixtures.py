@@ -204,14 +204,10 @@ def build(directory: Path = DEFAULT_DIR) -> list[Fixture]:
             return [Fixture(**{**f, "speech": [tuple(s) for s in f["speech"]]}) for f in stored["fixtures"]]
     fixtures: list[Fixture] = []
     for voice in VOICES:
-        for index, text in enumerate(COMMANDS):
-            fixtures.append(
-                _spoken(directory, f"command{index:02d}-{voice}", [synthesize(text, voice)], text, voice, "command")
-            )
-        for index, text in enumerate(HELD_OUT_COMMANDS):
-            fixtures.append(
-                _spoken(directory, f"heldout{index:02d}-{voice}", [synthesize(text, voice)], text, voice, "held-out")
-            )
+        for prefix, kind, texts in (("command", "command", COMMANDS), ("heldout", "held-out", HELD_OUT_COMMANDS)):
+            for index, text in enumerate(texts):
+                name = f"{prefix}{index:02d}-{voice}"
+                fixtures.append(_spoken(directory, name, [synthesize(text, voice)], text, voice, kind))
         fixtures.append(_spoken(directory, f"passage-{voice}", [synthesize(PASSAGE, voice)], PASSAGE, voice, "passage"))
     long_pieces = [synthesize(sentence, "slt") for sentence in LONG_SENTENCES]
     fixtures.append(_spoken(directory, "long-slt", long_pieces, " ".join(LONG_SENTENCES), "slt", "long"))
