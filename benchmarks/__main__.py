@@ -53,6 +53,7 @@ class FileResult:
 
 
 BEFORE_ISSUE_15 = BuiltinSettings(
+    partial_interval=0.5,
     first_partial_delay=0.2,
     first_text_interval=0.5,
     early_final_silence=0.3,

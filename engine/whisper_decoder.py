@@ -120,7 +120,7 @@ class WhisperDecoder:
 
         Two threads make a tiny.en partial only 1.4 times faster for 1.2 times the CPU. First
         text and finals that have the CPU to themselves keep them (someone is waiting); the
-        steady partials twice a second do not need them (dictation: 22 % less CPU, same text
+        steady partials do not need them (dictation: 22 % less CPU, same text
         and latencies), and two decodes that would otherwise wait for each other finish sooner
         side by side on one thread each (four finals due at once: the last 0.9 s after the
         first started instead of 1.15 s). The copy costs 40 MB for tiny.en.

@@ -34,7 +34,7 @@ class SlowPartials(WrappedDecoder):
 def test_slow_partials_stretch_the_interval_and_the_final_still_comes(
     speech: dict[str, Fixture], fixture_audio: dict[str, np.ndarray]
 ) -> None:
-    fixture = speech["command13-slt"]  # 3.4 s: at the fixed 0.5 s cadence about six partials
+    fixture = speech["command13-slt"]  # 3.4 s: at the fixed 0.6 s cadence about five partials
 
     async def run() -> TranscriptionReport:
         engine = BuiltinEngine()
