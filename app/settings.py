@@ -23,7 +23,7 @@ from voxdesk.engine.kinds import EngineKind
 
 APP_NAME = "voxdesk"
 ACTION_MODES = ("command", "dictation")
-WHISPER_DEVICES = ("auto", "cpu", "cuda")  # as voxdesk.engine.whisper_models.DEVICES
+WHISPER_DEVICES = ("auto", "cpu", "cuda")  # as voxdesk.engine.whisper.models.DEVICES
 SERVER_DIALECTS = ("vllm", "openai")  # a remote server's protocol: vLLM's /v1/realtime, or OpenAI Realtime
 
 

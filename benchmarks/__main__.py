@@ -32,9 +32,9 @@ from voxdesk.app.files.pacing import paced_chunks
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import percentile
 from voxdesk.app.textnorm import normalize_text
-from voxdesk.engine.builtin import BuiltinEngine, BuiltinSettings
 from voxdesk.engine.clock import DeliveryClock
 from voxdesk.engine.events import EngineEvent, ProvisionalText, TextDelta, UtteranceDone
+from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings
 
 
 @dataclass

@@ -31,10 +31,10 @@ from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import percentile, transcribe_audio
 from voxdesk.engine import EngineKind, StreamingEngine, create_engine
 from voxdesk.engine.events import ProvisionalText, TextDelta, UtteranceDone
-from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings
-from voxdesk.engine.realtime.openai_client import OpenAIRealtimeEngine, OpenAISettings
+from voxdesk.engine.remote.openai import OpenAIRealtimeEngine, OpenAISettings
+from voxdesk.engine.remote.realtime import RemoteEngine, RemoteSettings
+from voxdesk.engine.remote.wyoming import WyomingEngine, WyomingSettings
 from voxdesk.engine.session import SAMPLE_RATE
-from voxdesk.engine.wyoming.client import WyomingEngine, WyomingSettings
 
 __all__ = ["DialectLatency", "measure_dialects", "print_dialects"]
 

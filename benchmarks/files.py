@@ -32,8 +32,8 @@ from tests.recognition import wer
 from voxdesk.app.files.job import FileTranscription
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import transcribe_audio
-from voxdesk.engine.builtin import BuiltinEngine
 from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.whisper.builtin import BuiltinEngine
 
 _GAP = np.zeros(SAMPLE_RATE, np.float32)
 

@@ -30,8 +30,8 @@ from tests.recognition import noise_at, wer
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
-from voxdesk.engine.builtin import BuiltinEngine, BuiltinSettings
-from voxdesk.engine.whisper_models import model_directory
+from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings
+from voxdesk.engine.whisper.models import model_directory
 
 SNR_DB = 10.0
 

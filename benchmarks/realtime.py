@@ -40,10 +40,10 @@ from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import percentile
 from voxdesk.engine.clock import DeliveryClock
 from voxdesk.engine.events import TextDelta
-from voxdesk.engine.realtime.client import encode_audio
-from voxdesk.engine.realtime.server import ServerConfig, running_server
+from voxdesk.engine.remote.realtime import encode_audio
 from voxdesk.engine.session import SAMPLE_RATE
 from voxdesk.engine.testing import TICK_SAMPLES, FakeTickEngine
+from voxdesk.server.realtime.server import ServerConfig, running_server
 
 CHUNK = 1600  # 100 ms per append, as vLLM's tests send
 REPO = Path(__file__).resolve().parent.parent

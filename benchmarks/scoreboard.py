@@ -29,8 +29,8 @@ from benchmarks import noise, whisperlive
 from benchmarks.__main__ import BEFORE_ISSUE_15, FileResult, measure, summarize
 from tests import speech_fixtures
 from tests.speech_fixtures import Fixture
-from voxdesk.engine.builtin import BuiltinEngine
-from voxdesk.engine.whisper_decoder import DecoderSettings
+from voxdesk.engine.whisper.builtin import BuiltinEngine
+from voxdesk.engine.whisper.decoder import DecoderSettings
 
 BEFORE = replace(
     BEFORE_ISSUE_15,

@@ -46,7 +46,7 @@ from tests.vllm_support import (
 )
 from voxdesk.app.files.transcription import percentile
 from voxdesk.engine.events import TextDelta, UtteranceDone
-from voxdesk.engine.vllm_engine import VllmEngine, VllmSettings
+from voxdesk.engine.vllm.engine import VllmEngine, VllmSettings
 
 CHUNK = 1600
 LEFT_PAD, FIRST_OUTPUT, SLOT = 40960, 49960, 1280  # Voxtral's streaming buffer (scripts/make_tiny_voxtral.py)

@@ -21,8 +21,8 @@ from pathlib import Path
 from benchmarks.__main__ import FileResult, measure, print_table, summarize
 from tests import speech_fixtures
 from tests.random_whisper import MODELS_DIR
-from voxdesk.engine.builtin import BuiltinEngine, BuiltinSettings
-from voxdesk.engine.whisper_decoder import DecoderSettings
+from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings
+from voxdesk.engine.whisper.decoder import DecoderSettings
 
 KEEPS_UP_S = 1.5
 FIXTURES = ("command", "passage")  # kinds of fixture streamed, Festival voice only

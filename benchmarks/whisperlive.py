@@ -47,9 +47,9 @@ from voxdesk.app.files.pacing import paced_chunks
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import percentile
 from voxdesk.engine.clock import DeliveryClock
-from voxdesk.engine.realtime.client import encode_audio
+from voxdesk.engine.remote.realtime import encode_audio
 from voxdesk.engine.session import SAMPLE_RATE
-from voxdesk.engine.whisper_models import model_directory
+from voxdesk.engine.whisper.models import model_directory
 
 TAIL_SECONDS = 8.0  # WhisperLive completes a segment after 10 equal decodes: about 6 s here
 HELD_LAG = 1.5

@@ -94,7 +94,7 @@ def save_transcription(
     """
     model = args.model or (_BUILTIN_MODEL if engine_name == EngineKind.BUILTIN else "")
     if engine_name == EngineKind.VLLM and not model:
-        from voxdesk.engine.vllm_engine import VllmSettings
+        from voxdesk.engine.vllm.engine import VllmSettings
 
         model = VllmSettings.model
     source = str(path.resolve())

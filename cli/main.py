@@ -37,9 +37,9 @@ from voxdesk.cli.vllm_options import add_vllm_arguments, unrecognized, vllm_sett
 from voxdesk.cli.wyoming import add_wyoming_arguments, wyoming_config, wyoming_server
 from voxdesk.engine import ENGINE_NAMES, EngineKind, StreamingEngine, create_engine
 from voxdesk.engine.errors import VoxdeskError
-from voxdesk.engine.realtime.server import RealtimeServer, ServerConfig
-from voxdesk.engine.vllm_engine import VllmEngine, VllmSettings
-from voxdesk.engine.whisper_models import BUNDLED_MODEL, DEVICES
+from voxdesk.engine.vllm.engine import VllmEngine, VllmSettings
+from voxdesk.engine.whisper.models import BUNDLED_MODEL, DEVICES
+from voxdesk.server.realtime.server import RealtimeServer, ServerConfig
 
 __all__ = ["main"]
 

@@ -6,8 +6,8 @@ import argparse
 
 from tqdm import tqdm
 
-from voxdesk.engine.whisper_cache import remove_model, stored_models
-from voxdesk.engine.whisper_models import resolve_model
+from voxdesk.engine.whisper.cache import remove_model, stored_models
+from voxdesk.engine.whisper.models import resolve_model
 
 __all__ = ["add_models_parser", "run_models"]
 

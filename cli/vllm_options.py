@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from voxdesk.engine.errors import EngineUnavailable
-from voxdesk.engine.vllm_engine import DESKTOP_MAX_NUM_SEQS, VllmSettings, import_vllm, install_hint
+from voxdesk.engine.vllm.engine import DESKTOP_MAX_NUM_SEQS, VllmSettings, import_vllm, install_hint
 
 __all__ = ["add_vllm_arguments", "unrecognized", "vllm_settings", "wants_vllm"]
 

@@ -7,10 +7,12 @@ import dataclasses
 import sys
 
 from voxdesk.engine import EngineKind, StreamingEngine
-from voxdesk.engine.vllm_engine import VllmSettings
-from voxdesk.engine.wyoming.config import WyomingConfig, parse_tcp_uri
-from voxdesk.engine.wyoming.info import AsrModel, ServiceInfo, whisper_info
-from voxdesk.engine.wyoming.server import WyomingServer, check_bind
+from voxdesk.engine.vllm.engine import VllmSettings
+from voxdesk.engine.wire.wyoming.address import parse_tcp_uri
+from voxdesk.engine.wire.wyoming.info import AsrModel, ServiceInfo
+from voxdesk.server.wyoming.config import WyomingConfig
+from voxdesk.server.wyoming.info import whisper_info
+from voxdesk.server.wyoming.server import WyomingServer, check_bind
 
 __all__ = ["add_wyoming_arguments", "service_info", "wyoming_config", "wyoming_server"]
 

@@ -56,12 +56,12 @@ def create_engine(name: EngineKind | str = EngineKind.BUILTIN, **options: Any) -
         ValueError: an unknown name.
     """
     if name == EngineKind.BUILTIN:
-        from voxdesk.engine.builtin import BuiltinEngine, BuiltinSettings
-        from voxdesk.engine.whisper_decoder import DecoderSettings
+        from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings
+        from voxdesk.engine.whisper.decoder import DecoderSettings
 
         return BuiltinEngine(BuiltinSettings(decoder=DecoderSettings(**options)))
     if name == EngineKind.VLLM:
-        from voxdesk.engine.vllm_engine import VllmEngine, VllmSettings
+        from voxdesk.engine.vllm.engine import VllmEngine, VllmSettings
 
         return VllmEngine(VllmSettings(**options))
     raise ValueError(f"unknown engine {str(name)!r}; choose one of: {', '.join(ENGINE_NAMES)}")

@@ -13,14 +13,14 @@ The third names the module that defines it, below ``voxdesk``.
     ├── AudioFormatError       invalid_audio   engine.errors        audio that breaks the session contract (ValueError)
     ├── AudioBufferFull        buffer_full     engine.errors        a push-style feed holds too much unread audio
     ├── EngineUnavailable      exit 1          engine.errors        an engine that cannot load (missing package, model)
-    ├── ProtocolError          its own code    engine.realtime      a peer broke the protocol: ``error`` with its code
-    ├── InsecureBindError      exit 1          engine.realtime      serving beyond loopback without a key (RuntimeError)
-    ├── OpenAIRequestError     its own code    engine.realtime      an OpenAI-dialect event refused: OpenAI's ``error``
-    ├── WyomingProtocolError   its own code    engine.wyoming       a known Wyoming event with bad fields: ``error``
-    ├── FramingError           invalid_json    engine.wyoming       bytes that are not Wyoming events: connection closed
-    ├── WyomingAddressError    exit 1          engine.wyoming       a ``--wyoming`` or server address that is not tcp://HOST:PORT
+    ├── ProtocolError          its own code    engine.wire          a peer broke the protocol: ``error`` with its code
+    ├── InsecureBindError      exit 1          server               serving beyond loopback without a key (RuntimeError)
+    ├── OpenAIRequestError     its own code    engine.wire          an OpenAI-dialect event refused: OpenAI's ``error``
+    ├── WyomingProtocolError   its own code    engine.wire          a known Wyoming event with bad fields: ``error``
+    ├── FramingError           invalid_json    engine.wire          bytes that are not Wyoming events: connection closed
+    ├── WyomingAddressError    exit 1          engine.wire          a ``--wyoming`` or server address that is not tcp://HOST:PORT
     ├── ServerLost             its own code    engine.failover      a lost server: connection_lost, then the next one
-    ├── KeyRefused             exit 1          engine.realtime      a server refused the API key (an EngineUnavailable)
+    ├── KeyRefused             exit 1          engine.remote        a server refused the API key (an EngineUnavailable)
     ├── AudioFileError         exit 1          app.files            a file that cannot be read as audio
     ├── ContainerError         exit 1          app.files            no audio track PyAV decodes (becomes AudioFileError)
     ├── HistoryError           exit 1          app.history          a history request that failed

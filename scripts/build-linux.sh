@@ -34,7 +34,7 @@ DEB="$OUT/voxdesk_${VERSION}_amd64.deb"
 TARBALL="$OUT/voxdesk-${VERSION}-linux-x86_64.tar.gz"
 
 inputs() {
-    find voxdesk app cli engine ui resources installers -type f ! -path '*/__pycache__/*' ! -name '*.pyc' ! -name '*.md' \
+    find voxdesk app cli engine server ui resources installers -type f ! -path '*/__pycache__/*' ! -name '*.pyc' ! -name '*.md' \
         -print0 | sort -z | xargs -0 sha256sum
     sha256sum pyproject.toml scripts/build-linux.sh
     "$VENV/bin/python" -m pip freeze --all --exclude-editable 2>/dev/null

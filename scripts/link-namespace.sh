@@ -11,6 +11,6 @@ mkdir -p "$root"
 for file in voxdesk/*; do
     ln -s "../../../$file" "$root/$(basename "$file")"
 done
-for folder in app cli engine resources ui; do
+for folder in app cli engine resources server ui; do
     ln -s "../../../$folder" "$root/$folder"
 done

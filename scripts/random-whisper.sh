@@ -14,7 +14,7 @@ if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
     echo "random-weight Whisper models: up to date in $OUT"
     exit 0
 fi
-tiny_en=$("$VENV/bin/python" -c "from voxdesk.engine.whisper_models import model_directory; print(model_directory())")
+tiny_en=$("$VENV/bin/python" -c "from voxdesk.engine.whisper.models import model_directory; print(model_directory())")
 rm -rf "$OUT"
 "$VLLM_VENV/bin/python" scripts/make_random_whisper.py "$OUT" --tiny-en "$tiny_en" 2>&1 | grep -v 'it/s\]'
 echo "$want" >"$STAMP"

@@ -18,7 +18,7 @@ from tests.speech_fixtures import Fixture
 from tests.vllm_support import build_tiny_model, start_vllm_server, stop
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
-from voxdesk.engine.builtin import BuiltinEngine
+from voxdesk.engine.whisper.builtin import BuiltinEngine
 
 
 @pytest.fixture(scope="session")

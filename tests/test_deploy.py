@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from voxdesk.cli.main import build_parser
-from voxdesk.engine.realtime.metrics import RealtimeMetrics
+from voxdesk.server.metrics import RealtimeMetrics
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 KUBERNETES = DEPLOY / "kubernetes"

@@ -30,7 +30,7 @@ from tests.speech_fixtures import Fixture
 from voxdesk.app.files.job import FileTranscription
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import transcribe_audio
-from voxdesk.engine.builtin import BuiltinEngine
+from voxdesk.engine.whisper.builtin import BuiltinEngine
 
 VARIANTS: dict[str, Callable[[np.ndarray], np.ndarray]] = {"unchanged": lambda audio: audio, **PERTURBATIONS}
 

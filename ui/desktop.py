@@ -29,7 +29,7 @@ from voxdesk.app.resources import resource_path
 from voxdesk.app.settings import Settings
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.kinds import EngineKind
-from voxdesk.engine.whisper_catalog import model_choices
+from voxdesk.engine.whisper.catalog import model_choices
 from voxdesk.ui import smoke_test
 from voxdesk.ui.actions_panel import ActionsPanel
 from voxdesk.ui.desktop_services import QtClipboard, TrayNotifier

@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
 
 from voxdesk.app.settings import EngineSettings, Settings
 from voxdesk.engine.kinds import EngineKind
-from voxdesk.engine.realtime.openai_client import OPENAI_REALTIME_URL
-from voxdesk.engine.vllm_models import REALTIME_MODELS
-from voxdesk.engine.whisper_catalog import ModelChoice, language_codes
+from voxdesk.engine.remote.openai import OPENAI_REALTIME_URL
+from voxdesk.engine.vllm.models import REALTIME_MODELS
+from voxdesk.engine.whisper.catalog import ModelChoice, language_codes
 
 ENGINE_LABELS = {
     EngineKind.BUILTIN: "Built-in CPU engine",

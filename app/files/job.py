@@ -7,7 +7,7 @@ This is the Qt-free API the CLI and the window share::
     report.partial                # True if it was cancelled before the end
 
 The built-in engine decodes the file as a whole (VAD segments, batched beam search:
-:mod:`voxdesk.engine.batch`); other engines, and ``realtime=True``, stream it
+:mod:`voxdesk.engine.whisper.batch`); other engines, and ``realtime=True``, stream it
 (:func:`~voxdesk.app.files.transcription.transcribe_audio`).
 """
 
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from voxdesk.app.files.transcription import TimedEvent, TranscriptionReport, UtteranceReport, transcribe_audio
-from voxdesk.engine.batch import BatchSettings, TranscribedUtterance
-from voxdesk.engine.builtin import BuiltinEngine
 from voxdesk.engine.events import TextDelta, UtteranceDone, UtteranceStats
 from voxdesk.engine.session import SAMPLE_RATE, StreamingEngine
+from voxdesk.engine.whisper.batch import BatchSettings, TranscribedUtterance
+from voxdesk.engine.whisper.builtin import BuiltinEngine
 
 __all__ = ["FileProgress", "FileTranscription", "ProgressListener"]
 

@@ -6,9 +6,9 @@ from voxdesk.app.settings import EngineSettings
 from voxdesk.engine import EngineKind, StreamingEngine, create_engine
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.failover import split_urls
-from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings
-from voxdesk.engine.realtime.openai_client import OpenAIRealtimeEngine, OpenAISettings
-from voxdesk.engine.wyoming.client import WyomingEngine, WyomingSettings
+from voxdesk.engine.remote.openai import OpenAIRealtimeEngine, OpenAISettings
+from voxdesk.engine.remote.realtime import RemoteEngine, RemoteSettings
+from voxdesk.engine.remote.wyoming import WyomingEngine, WyomingSettings
 
 __all__ = ["build_engine", "describe_engine", "is_wyoming", "server_engine"]
 

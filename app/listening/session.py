@@ -26,11 +26,11 @@ import numpy as np
 from voxdesk.app.listening.capture import AudioCapture, MicrophoneUnavailable
 from voxdesk.app.listening.events import ControllerEvent, Problem, TranscriptChanged, UtteranceFinal
 from voxdesk.app.listening.transcript import Transcript, Utterance
+from voxdesk.engine.audio.vad import Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
 from voxdesk.engine.clock import DeliveryClock
 from voxdesk.engine.errors import AudioFormatError
 from voxdesk.engine.events import ProvisionalText, StreamError, TextDelta, TextRetracted, UtteranceDone
 from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, StreamingEngine
-from voxdesk.engine.vad import Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
 
 __all__ = ["ListeningSession"]
 

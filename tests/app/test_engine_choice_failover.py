@@ -10,9 +10,9 @@ from voxdesk.app.listening.engine_choice import build_engine
 from voxdesk.app.settings import EngineSettings, Settings, load_settings, save_settings
 from voxdesk.engine import EngineKind
 from voxdesk.engine.errors import EngineUnavailable
-from voxdesk.engine.realtime.client import RemoteEngine
-from voxdesk.engine.realtime.openai_client import OpenAIRealtimeEngine
-from voxdesk.engine.wyoming.client import WyomingEngine
+from voxdesk.engine.remote.openai import OpenAIRealtimeEngine
+from voxdesk.engine.remote.realtime import RemoteEngine
+from voxdesk.engine.remote.wyoming import WyomingEngine
 
 
 def test_comma_separated_server_urls_survive_a_save_and_become_the_failover_list(tmp_path: Path) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from voxdesk.app.listening.engine_choice import build_engine, describe_engine
 from voxdesk.app.settings import EngineSettings, settings_from_dict
 from voxdesk.engine import EngineKind
-from voxdesk.engine.realtime.client import RemoteEngine
-from voxdesk.engine.realtime.openai_client import OpenAIRealtimeEngine, OpenAISettings
-from voxdesk.engine.wyoming.client import WyomingEngine
+from voxdesk.engine.remote.openai import OpenAIRealtimeEngine, OpenAISettings
+from voxdesk.engine.remote.realtime import RemoteEngine
+from voxdesk.engine.remote.wyoming import WyomingEngine
 
 
 def test_the_openai_dialect_builds_the_openai_engine_with_url_model_key_and_language() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from voxdesk.app.listening.engine_choice import build_engine, describe_engine
 from voxdesk.app.settings import EngineSettings
 from voxdesk.engine import EngineKind
-from voxdesk.engine.realtime.client import RemoteEngine
-from voxdesk.engine.wyoming.client import WyomingEngine
+from voxdesk.engine.remote.realtime import RemoteEngine
+from voxdesk.engine.remote.wyoming import WyomingEngine
 
 
 def test_a_tcp_url_builds_the_wyoming_engine_with_the_model_and_language() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from voxdesk.app.listening.engine_choice import build_engine, describe_engine
 from voxdesk.app.settings import EngineSettings, Settings, load_settings, save_settings, settings_from_dict
-from voxdesk.engine.builtin import BuiltinEngine
+from voxdesk.engine.whisper.builtin import BuiltinEngine
 
 
 def test_whisper_model_and_device_round_trip(tmp_path: Path) -> None:

@@ -22,10 +22,10 @@ def test_configuring_twice_adds_each_handler_once(tmp_path: Path) -> None:
 def test_records_from_every_part_reach_the_one_handler(tmp_path: Path) -> None:
     log_file = tmp_path / "voxdesk.log"
     configure_logging("info", log_file=log_file)
-    for name in ("voxdesk.engine.realtime.server", "voxdesk.app.listening", "voxdesk.actions"):
+    for name in ("voxdesk.server.realtime.server", "voxdesk.app.listening", "voxdesk.actions"):
         logging.getLogger(name).info("hello from %s", name)
     text = log_file.read_text(encoding="utf-8")
-    for name in ("voxdesk.engine.realtime.server", "voxdesk.app.listening", "voxdesk.actions"):
+    for name in ("voxdesk.server.realtime.server", "voxdesk.app.listening", "voxdesk.actions"):
         assert f"INFO {name}: hello from {name}" in text
 
 

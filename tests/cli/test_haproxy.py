@@ -23,7 +23,7 @@ from tests.haproxy_rig import HAProxy, running_haproxy
 from tests.recognition import ACCURACY, assert_recognized, wer
 from tests.serve_process import REPO, start_serve
 from tests.speech_fixtures import Fixture
-from voxdesk.engine.realtime.client import encode_audio
+from voxdesk.engine.remote.realtime import encode_audio
 
 pytestmark = pytest.mark.skipif(
     shutil.which("haproxy") is None and not Path("/usr/sbin/haproxy").exists(),

@@ -22,9 +22,9 @@ from tests.tcp_proxy import CuttableProxy
 from voxdesk.app.files.transcription import transcribe_audio
 from voxdesk.engine import StreamError, StreamingEngine, TextDelta, UtteranceDone
 from voxdesk.engine.events import EngineEvent
-from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings
-from voxdesk.engine.realtime.openai_client import OpenAIRealtimeEngine, OpenAISettings
-from voxdesk.engine.wyoming.client import WyomingEngine, WyomingSettings
+from voxdesk.engine.remote.openai import OpenAIRealtimeEngine, OpenAISettings
+from voxdesk.engine.remote.realtime import RemoteEngine, RemoteSettings
+from voxdesk.engine.remote.wyoming import WyomingEngine, WyomingSettings
 
 
 @pytest.fixture(scope="module")

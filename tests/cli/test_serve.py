@@ -16,7 +16,7 @@ from websockets.exceptions import ConnectionClosed
 from tests.recognition import SAMPLE, assert_heard_in, assert_recognized
 from tests.serve_process import REPO, start_serve
 from tests.speech_fixtures import Fixture
-from voxdesk.engine.realtime.client import encode_audio
+from voxdesk.engine.remote.realtime import encode_audio
 
 
 def test_serve_refuses_a_public_address_without_an_api_key() -> None:

@@ -18,7 +18,7 @@ from websockets.exceptions import InvalidStatus
 from tests.recognition import assert_recognized
 from tests.serve_process import LOADING, start_serve
 from tests.speech_fixtures import Fixture
-from voxdesk.engine.realtime.client import encode_audio
+from voxdesk.engine.remote.realtime import encode_audio
 
 
 def health(port: int) -> int:

@@ -18,7 +18,7 @@ from tests.speech_fixtures import Fixture
 from tests.vllm_support import build_tiny_model, requires_vllm
 from voxdesk.cli.main import build_parser, main
 from voxdesk.cli.vllm_options import vllm_settings, wants_vllm
-from voxdesk.engine.vllm_engine import DESKTOP_MAX_NUM_SEQS, engine_arguments
+from voxdesk.engine.vllm.engine import DESKTOP_MAX_NUM_SEQS, engine_arguments
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,7 @@ def test_engine_vllm_without_vllm_installed_is_one_line_with_the_install_hint(
 
 
 def test_engine_arguments_add_any_vllm_field_and_refuse_a_second_spelling_of_a_named_one() -> None:
-    from voxdesk.engine.vllm_engine import VllmSettings
+    from voxdesk.engine.vllm.engine import VllmSettings
 
     arguments = engine_arguments(VllmSettings(model="m", engine_args={"tensor_parallel_size": 2}))
     assert arguments["tensor_parallel_size"] == 2 and arguments["model"] == "m"

@@ -9,9 +9,10 @@ from wyoming.info import Info
 
 from voxdesk.cli.main import build_parser
 from voxdesk.cli.wyoming import service_info, wyoming_config
-from voxdesk.engine.realtime.server import InsecureBindError
-from voxdesk.engine.wyoming.config import WyomingAddressError
-from voxdesk.engine.wyoming.info import parse_asr_programs, whisper_languages
+from voxdesk.engine.whisper.catalog import whisper_languages
+from voxdesk.engine.wire.wyoming.address import WyomingAddressError
+from voxdesk.engine.wire.wyoming.info import parse_asr_programs
+from voxdesk.server.realtime.server import InsecureBindError
 
 
 def info_for(*argv: str) -> Info:

@@ -32,7 +32,7 @@ from tests.conftest import fixture_path
 from tests.recognition import assert_recognized, words
 from tests.serve_process import REPO
 from tests.speech_fixtures import Fixture
-from voxdesk.engine.realtime.client import encode_audio
+from voxdesk.engine.remote.realtime import encode_audio
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-from voxdesk.engine.agreement import StablePrefix, join_words
+from voxdesk.engine.whisper.agreement import StablePrefix, join_words
 
 
 def test_nothing_is_committed_from_a_single_hypothesis() -> None:

@@ -7,8 +7,8 @@ import numpy as np
 from tests.recognition import ACCURACY, assert_reaches_end, wer, words
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.transcription import TranscriptionReport
-from voxdesk.engine.batch import BatchSettings, TimedWord, group_words
-from voxdesk.engine.builtin import BuiltinEngine
+from voxdesk.engine.whisper.batch import BatchSettings, TimedWord, group_words
+from voxdesk.engine.whisper.builtin import BuiltinEngine
 
 
 def timed(*spans: tuple[str, float, float]) -> list[TimedWord]:

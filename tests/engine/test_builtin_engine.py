@@ -13,9 +13,9 @@ from tests.speech_fixtures import Fixture
 from voxdesk.app.files.pacing import paced_chunks
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
 from voxdesk.engine import AudioFormatError, EngineEvent, ProvisionalText, TextDelta, UtteranceDone
-from voxdesk.engine.builtin import BuiltinEngine
 from voxdesk.engine.clock import DeliveryClock
-from voxdesk.engine.whisper_decoder import model_directory, verify_model
+from voxdesk.engine.whisper.builtin import BuiltinEngine
+from voxdesk.engine.whisper.decoder import model_directory, verify_model
 
 
 def check_accuracy(label: str, speech: dict[str, Fixture], fast_transcripts: dict[str, TranscriptionReport]) -> None:

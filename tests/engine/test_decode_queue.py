@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from voxdesk.engine.decode_queue import DecodeQueue
+from voxdesk.engine.whisper.decode_queue import DecodeQueue
 
 
 def test_waiting_finals_run_before_waiting_partials_in_the_order_they_came() -> None:

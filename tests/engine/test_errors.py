@@ -15,7 +15,7 @@ import voxdesk.cli
 import voxdesk.engine
 from voxdesk.engine import errors
 from voxdesk.engine.errors import VoxdeskError
-from voxdesk.engine.realtime.events import WIRE_ERROR_CODES
+from voxdesk.engine.wire.realtime.events import WIRE_ERROR_CODES
 
 # Modules that need a missing optional dependency (vLLM, a platform API) are skipped; a broken
 # import of our own fails the test. ui/ is left out because it needs Qt and defines no errors.
@@ -78,6 +78,6 @@ def test_every_voxdesk_error_is_drawn_in_the_tree_with_what_it_maps_to(
 
 def test_builtin_bases_are_kept_for_older_callers() -> None:
     from voxdesk.engine.errors import AudioFormatError
-    from voxdesk.engine.realtime.server import InsecureBindError
+    from voxdesk.server.realtime.server import InsecureBindError
 
     assert issubclass(AudioFormatError, ValueError) and issubclass(InsecureBindError, RuntimeError)

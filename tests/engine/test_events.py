@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from voxdesk.engine import StreamErrorCode
-from voxdesk.engine.realtime.events import WIRE_ERROR_CODES
+from voxdesk.engine.wire.realtime.events import WIRE_ERROR_CODES
 
 
 def test_stream_error_codes_keep_their_strings() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voxdesk.engine.gpu_memory import choose_gpu_memory_utilization
+from voxdesk.engine.vllm.gpu_memory import choose_gpu_memory_utilization
 
 GIB = 2**30
 

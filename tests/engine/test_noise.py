@@ -10,10 +10,10 @@ import pytest
 
 from tests.recognition import noise_at
 from voxdesk.app.files.transcription import TimedEvent, transcribe_audio
-from voxdesk.engine.builtin import BuiltinEngine, BuiltinSettings
+from voxdesk.engine.audio.noise_level import NoiseLevel
+from voxdesk.engine.audio.vad import SileroVad
 from voxdesk.engine.events import ProvisionalText, TextDelta
-from voxdesk.engine.noise_level import NoiseLevel
-from voxdesk.engine.vad import SileroVad
+from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings
 
 SECONDS = 10.0
 """The passage's first seconds: several partials that agree in clean speech, and little test time."""

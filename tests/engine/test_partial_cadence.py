@@ -17,8 +17,8 @@ from tests.engine.wrapped_decoder import WrappedDecoder
 from tests.recognition import assert_recognized
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
-from voxdesk.engine.builtin import BuiltinEngine, BuiltinSettings
-from voxdesk.engine.whisper_decoder import Guess, WhisperDecoder
+from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings
+from voxdesk.engine.whisper.decoder import Guess, WhisperDecoder
 
 SLOWDOWN_S = 0.4  # added to every partial: 0.45 s a partial, about five times tiny.en's
 

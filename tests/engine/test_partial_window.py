@@ -11,9 +11,9 @@ from tests.engine.wrapped_decoder import WrappedDecoder
 from tests.recognition import ACCURACY, wer
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
-from voxdesk.engine.builtin import BuiltinEngine, BuiltinSettings
 from voxdesk.engine.session import SAMPLE_RATE
-from voxdesk.engine.whisper_decoder import Guess, WhisperDecoder
+from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings
+from voxdesk.engine.whisper.decoder import Guess, WhisperDecoder
 
 
 class DecodedLengths(WrappedDecoder):

@@ -11,8 +11,8 @@ import pytest
 from tests.recognition import assert_recognized
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.transcription import transcribe_audio
-from voxdesk.engine.builtin import BuiltinEngine, BuiltinSettings, ends_a_sentence
-from voxdesk.engine.vad import Endpointer, EndpointSettings, SpeechEnded, SpeechStarted
+from voxdesk.engine.audio.vad import Endpointer, EndpointSettings, SpeechEnded, SpeechStarted
+from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings, ends_a_sentence
 
 SILENCE = 5.0
 """A configured end-of-speech silence far longer than the finished-sentence rule needs, so

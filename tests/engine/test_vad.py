@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from tests.speech_fixtures import Fixture
-from voxdesk.engine.vad import VAD_WINDOW, Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
+from voxdesk.engine.audio.vad import VAD_WINDOW, Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
 
 WINDOW_SECONDS = VAD_WINDOW / 16_000
 

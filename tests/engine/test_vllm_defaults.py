@@ -9,7 +9,7 @@ import os
 import pytest
 
 from tests.vllm_support import build_tiny_model, requires_vllm
-from voxdesk.engine.vllm_engine import VllmEngine, VllmSettings
+from voxdesk.engine.vllm.engine import VllmEngine, VllmSettings
 
 pytestmark = [pytest.mark.vllm, requires_vllm]
 

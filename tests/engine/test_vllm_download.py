@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from tests.hub_server import empty_hub_cache, serve_model, use_hub
 from voxdesk.engine.errors import EngineUnavailable
-from voxdesk.engine.vllm_download import model_files, resolve_vllm_model
+from voxdesk.engine.vllm.download import model_files, resolve_vllm_model
 
 REPO = "voxdesk-tests/tiny-voxtral"
 CUT = 15_000_000

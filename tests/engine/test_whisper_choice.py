@@ -13,9 +13,9 @@ from tests.engine.wrapped_decoder import WrappedDecoder
 from tests.random_whisper import random_whisper
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
 from voxdesk.engine import EngineKind, ProvisionalText, TextDelta, UtteranceDone, create_engine
-from voxdesk.engine.builtin import BuiltinEngine, BuiltinSettings
 from voxdesk.engine.errors import EngineUnavailable
-from voxdesk.engine.whisper_decoder import DecoderSettings, Guess, WhisperDecoder
+from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings
+from voxdesk.engine.whisper.decoder import DecoderSettings, Guess, WhisperDecoder
 
 
 def decoder(model: str, language: str = "auto", task: str = "transcribe") -> WhisperDecoder:

@@ -7,8 +7,8 @@ from threadpoolctl import ThreadpoolController
 
 from tests.recognition import PHRASE_ERRORS, assert_recognized, word_errors, words
 from tests.speech_fixtures import Fixture
-from voxdesk.engine import whisper_decoder
-from voxdesk.engine.whisper_decoder import DecoderSettings, WhisperDecoder, _after, _spoken_words, _trim_repetition
+from voxdesk.engine.whisper import decoder as whisper_decoder
+from voxdesk.engine.whisper.decoder import DecoderSettings, WhisperDecoder, _after, _spoken_words, _trim_repetition
 
 
 def test_looping_partials_are_cut_to_their_first_copy() -> None:

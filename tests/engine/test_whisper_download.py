@@ -13,8 +13,8 @@ from tqdm import tqdm
 from tests.hub_server import empty_hub_cache, serve_model, use_hub
 from tests.random_whisper import random_whisper
 from voxdesk.engine.errors import EngineUnavailable
-from voxdesk.engine.whisper_catalog import model_choices
-from voxdesk.engine.whisper_download import download_model
+from voxdesk.engine.whisper.catalog import model_choices
+from voxdesk.engine.whisper.download import download_model
 
 REPO = "Systran/faster-whisper-base.en"
 CUT = 25_000_000

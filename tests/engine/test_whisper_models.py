@@ -12,7 +12,7 @@ import pytest
 
 from tests.random_whisper import random_whisper
 from voxdesk.engine.errors import EngineUnavailable
-from voxdesk.engine.whisper_models import Placement, check_model_folder, model_directory, place, resolve_model
+from voxdesk.engine.whisper.models import Placement, check_model_folder, model_directory, place, resolve_model
 
 
 def test_tiny_en_is_the_bundled_model() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from voxdesk.engine.whisper_decoder import WhisperDecoder
+from voxdesk.engine.whisper.decoder import WhisperDecoder
 
 
 class WrappedDecoder:

@@ -25,7 +25,7 @@ import pytest
 
 from tests.desktop_rig import VirtualMic
 from tests.recognition import SAMPLE, assert_heard_in
-from voxdesk.engine.whisper_decoder import MODEL_SHA256, verify_model
+from voxdesk.engine.whisper.decoder import MODEL_SHA256, verify_model
 
 REPO = Path(__file__).resolve().parents[2]
 VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]

@@ -78,7 +78,7 @@ def test_the_installed_wheel_works_outside_the_checkout(installed: Path, tmp_pat
     package, commands_file, count = result.stdout.split()
     assert Path(package).is_relative_to(installed) and Path(commands_file).is_relative_to(installed)
     assert int(count) >= 10
-    for name in ("app", "engine", "ui"):
+    for name in ("app", "engine", "server", "ui"):
         assert run_installed(installed, python, "-c", f"import {name}", cwd=tmp_path).returncode != 0
 
     sample = Path(commands_file).parent / "samples" / "hello.flac"

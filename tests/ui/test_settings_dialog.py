@@ -6,7 +6,7 @@ from PySide6.QtGui import QKeySequence
 from pytestqt.qtbot import QtBot
 
 from voxdesk.app.settings import Settings
-from voxdesk.engine.whisper_catalog import ModelChoice
+from voxdesk.engine.whisper.catalog import ModelChoice
 from voxdesk.ui.settings_dialog import SettingsDialog
 
 

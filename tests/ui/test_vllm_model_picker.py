@@ -11,8 +11,8 @@ from pytestqt.qtbot import QtBot
 
 from voxdesk.app.settings import Settings
 from voxdesk.engine import EngineKind
-from voxdesk.engine.vllm_engine import VllmSettings
-from voxdesk.engine.vllm_models import REALTIME_MODELS
+from voxdesk.engine.vllm.engine import VllmSettings
+from voxdesk.engine.vllm.models import REALTIME_MODELS
 from voxdesk.ui.settings_dialog import SettingsDialog
 
 

@@ -17,8 +17,8 @@ from tests.recognition import assert_recognized
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.job import FileTranscription
 from voxdesk.app.files.reading import AudioFileError, read_audio
-from voxdesk.engine.builtin import BuiltinEngine
 from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.whisper.builtin import BuiltinEngine
 
 
 def encode(audio: np.ndarray, path: Path, container: str, codec: str, rate: int) -> None:

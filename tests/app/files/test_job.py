@@ -10,8 +10,8 @@ from tests.recognition import assert_begins, assert_reaches_end
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.job import FileProgress, FileTranscription
 from voxdesk.app.files.transcription import TimedEvent
-from voxdesk.engine.builtin import BuiltinEngine
 from voxdesk.engine.events import UtteranceDone
+from voxdesk.engine.whisper.builtin import BuiltinEngine
 
 
 def test_the_builtin_engine_decodes_a_file_whole_with_progress(

@@ -14,9 +14,9 @@ from voxdesk.app.files.queue_runner import EngineFileRunner
 from voxdesk.app.files.reading import AudioFileError
 from voxdesk.app.history.store import HistoryStore
 from voxdesk.app.settings import EngineSettings
-from voxdesk.engine.builtin import BuiltinEngine
 from voxdesk.engine.kinds import EngineKind
 from voxdesk.engine.testing import FakeTickEngine
+from voxdesk.engine.whisper.builtin import BuiltinEngine
 
 
 class FakeRunner:

@@ -6,8 +6,8 @@ import pytest
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.pacing import paced_chunks
 from voxdesk.app.files.transcription import percentile, transcribe_audio
-from voxdesk.engine.builtin import BuiltinEngine
 from voxdesk.engine.clock import DeliveryClock
+from voxdesk.engine.whisper.builtin import BuiltinEngine
 
 
 def test_delivery_clock_answers_when_a_position_was_handed_over() -> None:

@@ -17,8 +17,8 @@ from voxdesk.app.history.export import export_session
 from voxdesk.app.history.recording import record_report
 from voxdesk.app.history.schema import MIGRATIONS, SCHEMA_VERSION, split_statements
 from voxdesk.app.history.store import HistoryStore
-from voxdesk.engine.builtin import BuiltinEngine, BuiltinSettings
-from voxdesk.engine.whisper_decoder import DecoderSettings
+from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings
+from voxdesk.engine.whisper.decoder import DecoderSettings
 
 
 def test_an_utterance_keeps_its_language(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from voxdesk.app.listening.events import (
 from voxdesk.app.settings import EngineSettings, Settings
 from voxdesk.app.textnorm import normalize_text
 from voxdesk.engine import EngineKind
-from voxdesk.engine.whisper_catalog import language_codes
+from voxdesk.engine.whisper.catalog import language_codes
 
 SPEECH_TIMEOUT = 30.0
 

@@ -22,11 +22,11 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from tests.recognition import phrase_problem
 from tests.speech_fixtures import Fixture
-from voxdesk.engine.builtin import BuiltinEngine
 from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode
-from voxdesk.engine.realtime.client import encode_audio
-from voxdesk.engine.realtime.server import RealtimeServer
+from voxdesk.engine.remote.realtime import encode_audio
 from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.whisper.builtin import BuiltinEngine
+from voxdesk.server.realtime.server import RealtimeServer
 
 Event = dict[str, Any]
 

@@ -76,9 +76,9 @@ from tests.engine.realtime.harness import (
 )
 from tests.recognition import ACCURACY, heard_in_problem, wer
 from tests.speech_fixtures import Fixture
-from voxdesk.engine.builtin import BuiltinEngine
-from voxdesk.engine.realtime.server import InsecureBindError, RealtimeServer, ServerConfig, running_server
 from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.whisper.builtin import BuiltinEngine
+from voxdesk.server.realtime.server import InsecureBindError, RealtimeServer, ServerConfig, running_server
 
 
 @pytest.fixture(scope="module")

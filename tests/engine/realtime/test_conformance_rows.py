@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from tests.engine.realtime.harness import EMPTY_DONE, MODEL, MODEL_NOT_VALIDATED, SESSION_CREATED, b64, compact
-from voxdesk.engine.realtime.client import encode_audio
-from voxdesk.engine.realtime.events import Usage
-from voxdesk.engine.realtime.protocol import AudioReceived, EndOfAudio, ServerProtocol, StartGeneration
+from voxdesk.engine.remote.realtime import encode_audio
 from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.wire.realtime.events import Usage
+from voxdesk.engine.wire.realtime.protocol import AudioReceived, EndOfAudio, ServerProtocol, StartGeneration
 
 Frame = dict[str, Any] | str
 

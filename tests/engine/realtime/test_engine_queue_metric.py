@@ -9,8 +9,8 @@ import numpy as np
 from tests.engine.realtime.harness import metric, metrics, run, session, transcribe
 from tests.recognition import assert_recognized
 from tests.speech_fixtures import Fixture
-from voxdesk.engine.builtin import BuiltinEngine
-from voxdesk.engine.realtime.server import ServerConfig, running_server
+from voxdesk.engine.whisper.builtin import BuiltinEngine
+from voxdesk.server.realtime.server import ServerConfig, running_server
 
 QUEUE = "voxdesk_realtime_engine_queue_seconds"
 

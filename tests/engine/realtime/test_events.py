@@ -7,7 +7,7 @@ import json
 import pytest
 
 from voxdesk.engine.events import StreamErrorCode
-from voxdesk.engine.realtime.events import (
+from voxdesk.engine.wire.realtime.events import (
     ErrorEvent,
     InputAudioBufferAppend,
     InputAudioBufferCommit,

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection, connect
 
-from voxdesk.engine.realtime.client import encode_audio
-from voxdesk.engine.realtime.server import RealtimeServer, ServerConfig, running_server
+from voxdesk.engine.remote.realtime import encode_audio
 from voxdesk.engine.testing import TICK_SAMPLES, FakeTickEngine
+from voxdesk.server.realtime.server import RealtimeServer, ServerConfig, running_server
 
 CHUNK = 1600  # 100 ms
 

@@ -13,12 +13,12 @@ from tests.speech_fixtures import Fixture
 from tests.tcp_proxy import CuttableProxy
 from voxdesk.app.files.transcription import transcribe_audio
 from voxdesk.engine import EngineUnavailable, StreamError, TextDelta, TextRetracted, UtteranceDone
-from voxdesk.engine.builtin import BuiltinEngine
 from voxdesk.engine.events import EngineEvent
-from voxdesk.engine.realtime.openai_client import OpenAIRealtimeEngine, OpenAISettings, openai_realtime_url
-from voxdesk.engine.realtime.server import ServerConfig, running_server
+from voxdesk.engine.remote.openai import OpenAIRealtimeEngine, OpenAISettings, openai_realtime_url
 from voxdesk.engine.session import ProgressCallback
 from voxdesk.engine.testing import FakeTickEngine
+from voxdesk.engine.whisper.builtin import BuiltinEngine
+from voxdesk.server.realtime.server import ServerConfig, running_server
 
 
 class SlowFinalEngine:

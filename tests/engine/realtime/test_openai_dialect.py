@@ -32,9 +32,9 @@ from tests.engine.realtime.harness import (
 from tests.engine.realtime.openai_sdk import SESSION, Event, append, next_event, sdk_session, transcripts, until
 from tests.recognition import assert_recognized
 from tests.speech_fixtures import Fixture
-from voxdesk.engine.builtin import BuiltinEngine
-from voxdesk.engine.realtime.server import RealtimeServer, ServerConfig, running_server
 from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.whisper.builtin import BuiltinEngine
+from voxdesk.server.realtime.server import RealtimeServer, ServerConfig, running_server
 
 
 def test_sdk_transcribes_two_turns_sent_back_to_back(

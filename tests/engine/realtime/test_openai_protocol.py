@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from tests.engine.realtime.openai_sdk import MODELS
-from voxdesk.engine.realtime.openai_protocol import OpenAIServerProtocol
-from voxdesk.engine.realtime.protocol import AudioReceived, EndOfAudio, Generation, StartGeneration
+from voxdesk.engine.wire.openai.protocol import OpenAIServerProtocol
+from voxdesk.engine.wire.realtime.protocol import AudioReceived, EndOfAudio, Generation, StartGeneration
 
 Event = dict[str, Any]
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from voxdesk.engine.events import StreamErrorCode
-from voxdesk.engine.realtime.client import encode_audio
-from voxdesk.engine.realtime.events import ProtocolError, Usage
-from voxdesk.engine.realtime.protocol import (
+from voxdesk.engine.remote.realtime import encode_audio
+from voxdesk.engine.wire.realtime.events import ProtocolError, Usage
+from voxdesk.engine.wire.realtime.protocol import (
     MODEL_NOT_VALIDATED_MESSAGE,
     AudioReceived,
     EndOfAudio,

@@ -16,11 +16,11 @@ from tests.tcp_proxy import CuttableProxy
 from voxdesk.app.files.transcription import transcribe_audio
 from voxdesk.app.textnorm import normalize_text
 from voxdesk.engine import EngineUnavailable, ProvisionalText, StreamError, TextDelta, TextRetracted, UtteranceDone
-from voxdesk.engine.builtin import BuiltinEngine
 from voxdesk.engine.events import EngineEvent
-from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings, backoff
-from voxdesk.engine.realtime.server import RealtimeServer, ServerConfig, running_server
+from voxdesk.engine.remote.realtime import RemoteEngine, RemoteSettings, backoff
 from voxdesk.engine.testing import FakeTickEngine
+from voxdesk.engine.whisper.builtin import BuiltinEngine
+from voxdesk.server.realtime.server import RealtimeServer, ServerConfig, running_server
 
 
 def test_remote_engine_transcribes_through_voxdesk_serve(

@@ -28,7 +28,7 @@ from tests.vllm_support import (
 )
 from voxdesk.app.files.transcription import transcribe_audio
 from voxdesk.engine import TextDelta, UtteranceDone
-from voxdesk.engine.realtime.client import RemoteEngine, RemoteSettings
+from voxdesk.engine.remote.realtime import RemoteEngine, RemoteSettings
 
 pytestmark = [pytest.mark.vllm, requires_vllm]
 

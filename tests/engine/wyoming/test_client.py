@@ -22,7 +22,7 @@ from wyoming.server import AsyncEventHandler, AsyncTcpServer
 
 from voxdesk.engine import EngineUnavailable, StreamError, StreamErrorCode, TextDelta, UtteranceDone
 from voxdesk.engine.events import EngineEvent
-from voxdesk.engine.wyoming.client import WyomingEngine, WyomingSettings
+from voxdesk.engine.remote.wyoming import WyomingEngine, WyomingSettings
 
 ATTRIBUTION = Attribution(name="test", url="https://example.org")
 INFO = Info(

@@ -10,7 +10,7 @@ from wyoming.audio import AudioChunk
 from wyoming.event import Event as LibraryEvent
 
 from tests.engine.wyoming.wire import library_bytes, library_events
-from voxdesk.engine.wyoming.framing import MAX_HEADER_BYTES, Event, EventReader, FramingError, encode_event
+from voxdesk.engine.wire.wyoming.framing import MAX_HEADER_BYTES, Event, EventReader, FramingError, encode_event
 
 
 def read_all(data: bytes, step: int | None = None) -> list[Event]:

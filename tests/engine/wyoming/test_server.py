@@ -16,12 +16,12 @@ from wyoming.event import Event
 from wyoming.info import Describe
 
 from voxdesk.engine.events import EngineEvent, TextDelta
-from voxdesk.engine.realtime.server import InsecureBindError
 from voxdesk.engine.session import StreamingEngine
 from voxdesk.engine.testing import FakeTickEngine
-from voxdesk.engine.wyoming.config import WyomingConfig
-from voxdesk.engine.wyoming.info import AsrModel, ServiceInfo
-from voxdesk.engine.wyoming.server import WyomingServer
+from voxdesk.engine.wire.wyoming.info import AsrModel, ServiceInfo
+from voxdesk.server.realtime.server import InsecureBindError
+from voxdesk.server.wyoming.config import WyomingConfig
+from voxdesk.server.wyoming.server import WyomingServer
 
 INFO = ServiceInfo(AsrModel("fake", ("en",)), "0", {"name": "test", "url": ""}).to_event()
 SECOND = AudioChunk(rate=16000, width=2, channels=1, audio=bytes(32000)).event()

@@ -1,1 +1,0 @@
-"""vLLM's ``/v1/realtime`` WebSocket protocol: event models, the protocol core, server and client."""

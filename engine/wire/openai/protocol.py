@@ -1,0 +1,330 @@
+"""OpenAI's Realtime transcription dialect as a mapping onto :class:`ServerProtocol`'s state.
+
+The generation state machine, the audio limits and the engine actions are the vLLM dialect's;
+this class maps OpenAI's client events onto them and the engine's output back out:
+
+- the first ``input_audio_buffer.append`` of a turn starts a generation (vLLM's non-final
+  commit), its 24 kHz audio resampled to 16 kHz with soxr;
+- ``input_audio_buffer.commit`` answers ``committed`` with a new item and ends the
+  generation's audio (vLLM's final commit); its ``done`` becomes ``…transcription.completed``;
+- with ``server_vad`` turn detection (:mod:`~engine.audio.server_vad`) speech start and
+  stop are announced and each utterance is committed by the server;
+- audio and commits that arrive while a turn is finalizing wait, in order, and replay when it
+  is done (vLLM would drop them), so turns may follow each other without waiting.
+
+Section numbers refer to ``shared/docs/openai-realtime-reference.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import soxr
+
+from voxdesk.engine.audio.server_vad import ServerVad, TurnAudio, TurnEvent, TurnStarted
+from voxdesk.engine.audio.vad import SileroVad
+from voxdesk.engine.errors import EngineUnavailable
+from voxdesk.engine.events import StreamErrorCode
+from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.wire.openai.events import (
+    RATE,
+    ClientFrame,
+    OpenAIRequestError,
+    ServerEvents,
+    SessionSettings,
+    parse_client_frame,
+)
+from voxdesk.engine.wire.realtime.events import ProtocolError, Usage
+from voxdesk.engine.wire.realtime.protocol import EndOfAudio, Generation, ServerProtocol, StartGeneration, decode_audio
+
+__all__ = ["OpenAIServerProtocol"]
+
+MIN_COMMIT_SAMPLES = RATE // 10
+"""OpenAI refuses to commit less than 100 ms of audio (§6)."""
+
+_Waiting = np.ndarray | str  # audio, or the item id of a commit
+
+
+class OpenAIServerProtocol(ServerProtocol):
+    """One OpenAI transcription session, server side; the same interface as the base."""
+
+    def __init__(self, served_model: str, **options: Any) -> None:
+        super().__init__(served_model, **options)
+        self.model_validated = True  # OpenAI has no model check before audio
+        self._wire = ServerEvents()
+        self.settings = SessionSettings(id=self._wire.new_id("sess"), model=served_model)
+        self._resampler = _resampler()
+        self._buffered = 0  # 24 kHz samples appended since the last commit or clear
+        self._waiting: list[_Waiting] = []
+        self._waiting_samples = 0
+        self._previous_item: str | None = None
+        self._item: str | None = None  # the running generation's item, once committed
+        self._early = ""  # its text from before the commit
+        self._discard = False  # cleared before its commit: its output is dropped
+        self._generation_samples = 0
+        self._vad: ServerVad | None = None
+        self._vad_item = ""  # the item speech_started announced
+
+    # Input from the client
+
+    def accept(self) -> None:
+        """Queue ``session.created`` (§1.5: the client may already be sending)."""
+        self._outgoing.append(self._wire.event("session.created", session=self.settings.to_dict()))
+
+    def receive_text(self, text: str) -> None:
+        """Handle one text frame; a refused event becomes an ``error`` and the session stays open."""
+        self._receive(text)
+
+    def receive_binary(self, data: bytes) -> None:
+        """Binary frames are parsed like text frames, as the SDK does (§7)."""
+        self._receive(data)
+
+    def _receive(self, raw: str | bytes) -> None:
+        event_id = None
+        try:
+            frame = parse_client_frame(raw)
+            event_id = frame.event_id
+            self._handle(frame)
+        except OpenAIRequestError as error:
+            self._outgoing.append(self._wire.error(error.code, error.message, error.param, event_id))
+        except ProtocolError as error:
+            self._outgoing.append(self._wire.error(error.code.value, error.message, None, event_id))
+
+    def _handle(self, frame: ClientFrame) -> None:
+        if frame.type == "session.update":
+            self._update_session(frame.data.get("session"))
+            self._outgoing.append(self._wire.event("session.updated", session=self.settings.to_dict()))
+        elif frame.type == "input_audio_buffer.append":
+            self._append_audio(frame.data.get("audio"))
+        elif frame.type == "input_audio_buffer.commit":
+            self._commit_buffer()
+        elif frame.type == "input_audio_buffer.clear":
+            self._clear_buffer()
+            self._outgoing.append(self._wire.event("input_audio_buffer.cleared"))
+        else:
+            raise OpenAIRequestError("unknown_event", f"Unknown event type: {frame.type!r}", "type")
+
+    def _update_session(self, session: Any) -> None:
+        before = self.settings.turn_detection
+        self.settings.update(session)
+        detection = self.settings.turn_detection
+        if detection == before:
+            return
+        if self._vad is not None and self._vad.in_speech:
+            self._clear_buffer()  # the open turn's audio belonged to the old turn detection
+        try:
+            self._vad = None if detection is None else _server_vad(detection)
+        except EngineUnavailable as error:
+            self.settings.turn_detection = None
+            raise OpenAIRequestError(
+                "unsupported_turn_detection", f"server_vad is unavailable here: {error}", "session.audio.input"
+            ) from None
+
+    def _append_audio(self, audio: Any) -> None:
+        if not isinstance(audio, str):
+            raise OpenAIRequestError("invalid_value", "audio must be a base64 string", "audio")
+        limit = self.max_message_samples * RATE // SAMPLE_RATE
+        samples = decode_audio(audio, limit)
+        resampled = self._resampler.resample_chunk(samples)
+        if self._vad is None:
+            self._route(resampled)
+        else:
+            for event in self._vad.feed(resampled):
+                self._turn_event(event)
+        self._buffered += len(samples)
+
+    def _turn_event(self, event: TurnEvent) -> None:
+        """Server VAD: announce speech, route its audio, commit its turn when it stops."""
+        if isinstance(event, TurnStarted):
+            self._vad_item = self._wire.new_id("item")
+            self._outgoing.append(
+                self._wire.event(
+                    "input_audio_buffer.speech_started", audio_start_ms=event.audio_start_ms, item_id=self._vad_item
+                )
+            )
+        elif isinstance(event, TurnAudio):
+            self._route(event.samples)
+        else:
+            self._outgoing.append(
+                self._wire.event(
+                    "input_audio_buffer.speech_stopped", audio_end_ms=event.audio_end_ms, item_id=self._vad_item
+                )
+            )
+            self._commit_item(self._vad_item)
+
+    def _commit_buffer(self) -> None:
+        if self._vad is not None:
+            stopped = self._vad.end()
+            if stopped is None:
+                raise OpenAIRequestError(
+                    "input_audio_buffer_commit_empty",
+                    "Error committing input audio buffer: no speech since the last turn.",
+                )
+            self._turn_event(stopped)
+            return
+        if self._buffered < MIN_COMMIT_SAMPLES:
+            raise OpenAIRequestError(
+                "input_audio_buffer_commit_empty",
+                "Error committing input audio buffer: buffer too small. Expected at least 100ms of audio, "
+                f"but buffer only has {self._buffered * 1000 / RATE:.2f}ms of audio.",
+            )
+        self._route(self._resampler.resample_chunk(np.zeros(0, np.float32), last=True))
+        self._resampler = _resampler()
+        self._commit_item(self._wire.new_id("item"))
+
+    def _commit_item(self, item: str) -> None:
+        """``committed`` and ``conversation.item.added`` for ``item``; its audio ends now or waits."""
+        self._buffered = 0
+        self._outgoing.append(
+            self._wire.event("input_audio_buffer.committed", previous_item_id=self._previous_item, item_id=item)
+        )
+        self._outgoing.append(self._item_event("conversation.item.added", item, None))
+        self._previous_item = item
+        if self.generation is Generation.FINALIZING or self._waiting:
+            self._waiting.append(item)
+        else:
+            self._end_turn(item)
+
+    def _clear_buffer(self) -> None:
+        self._resampler, self._buffered = _resampler(), 0
+        if self._vad is not None:
+            self._vad.end()
+            self._vad.drop()
+        while self._waiting and not isinstance(self._waiting[-1], str):
+            self._waiting_samples -= len(self._waiting.pop())
+        if not self._waiting and self.generation is Generation.STREAMING:
+            self._discard = True
+            self.generation = Generation.FINALIZING
+            self._events.append(EndOfAudio())
+
+    def _route(self, samples: np.ndarray) -> None:
+        """16 kHz audio to the running generation, or to the queue behind a finalizing one."""
+        if not len(samples):
+            return
+        if self.generation is Generation.FINALIZING or self._waiting:
+            if self._waiting_samples + len(samples) > self.max_pending_samples:
+                limit = self.max_pending_samples / SAMPLE_RATE
+                raise ProtocolError(
+                    StreamErrorCode.BUFFER_FULL, f"More than {limit:g} s of audio waiting for a turn; chunk dropped"
+                )
+            self._waiting.append(samples)
+            self._waiting_samples += len(samples)
+        else:
+            self._feed(samples)
+
+    def _feed(self, samples: np.ndarray) -> None:
+        """16 kHz audio to the running generation, starting one if none runs."""
+        if self.generation is Generation.IDLE:
+            self.generation = Generation.STREAMING
+            self._events.append(StartGeneration())
+            self._item, self._early, self._discard, self._generation_samples = None, "", False, 0
+        self._add_samples(samples)
+        self._generation_samples += len(samples)
+
+    def _end_turn(self, item: str) -> None:
+        self._item = item
+        self.generation = Generation.FINALIZING
+        self._events.append(EndOfAudio())
+        if self._early:
+            self.send_delta("")
+
+    def _replay(self) -> None:
+        """Feed what waited behind the finished generation, up to the next commit."""
+        while self._waiting and self.generation is not Generation.FINALIZING:
+            waiting = self._waiting.pop(0)
+            if isinstance(waiting, str):
+                self._end_turn(waiting)
+            else:
+                self._waiting_samples -= len(waiting)
+                try:
+                    self._feed(waiting)
+                except ProtocolError as error:  # the session's audio limit
+                    self.send_error(error.code, error.message)
+
+    # Output from the engine
+
+    def send_delta(self, text: str) -> None:
+        """Queue a ``…transcription.delta`` once the item is committed; earlier text waits for it."""
+        if self._discard:
+            return
+        if self._item is None:
+            self._early += text
+            return
+        text, self._early = self._early + text, ""
+        if text:
+            self._outgoing.append(
+                self._wire.event(
+                    "conversation.item.input_audio_transcription.delta",
+                    item_id=self._item,
+                    content_index=0,
+                    delta=text,
+                )
+            )
+
+    def send_provisional(self, text: str) -> None:
+        """OpenAI has no provisional text: nothing is sent."""
+
+    def send_done(self, text: str, usage: Usage | None = None) -> None:
+        """Queue ``…transcription.completed`` and ``conversation.item.done`` for the item."""
+        if not self._discard:
+            item = self._item or self._commit_unasked()
+            seconds = round(self._generation_samples / SAMPLE_RATE, 3)
+            self._outgoing.append(
+                self._wire.event(
+                    "conversation.item.input_audio_transcription.completed",
+                    item_id=item,
+                    content_index=0,
+                    transcript=text,
+                    usage={"type": "duration", "seconds": seconds},
+                )
+            )
+            self._outgoing.append(self._item_event("conversation.item.done", item, text))
+        self._finished()
+
+    def send_error(self, code: StreamErrorCode, message: str) -> None:
+        """Queue an ``error`` in OpenAI's envelope, with the shared code."""
+        self._outgoing.append(self._wire.error(code.value, message))
+
+    def generation_failed(self, message: str) -> None:
+        """``…transcription.failed`` for the item (an ``error`` if it was not committed yet)."""
+        if self._discard:
+            pass
+        elif self._item is None:
+            self.send_error(StreamErrorCode.PROCESSING_ERROR, message)
+        else:
+            self._outgoing.append(self._wire.failed(self._item, message))
+        self._finished()
+
+    def _finished(self) -> None:
+        self.generation = Generation.IDLE
+        self._item, self._discard = None, False
+        self._replay()
+
+    def _commit_unasked(self) -> str:
+        """An item for text that ended without a commit (server shutdown): the text is not lost."""
+        item = self._wire.new_id("item")
+        self._outgoing.append(
+            self._wire.event("input_audio_buffer.committed", previous_item_id=self._previous_item, item_id=item)
+        )
+        self._previous_item = item
+        return item
+
+    def _item_event(self, kind: str, item: str, transcript: str | None) -> str:
+        content = [{"type": "input_audio", "transcript": transcript}]
+        body = {"id": item, "type": "message", "object": "realtime.item", "status": "completed", "role": "user"}
+        return self._wire.event(kind, previous_item_id=None, item={**body, "content": content})
+
+
+def _server_vad(detection: dict[str, Any]) -> ServerVad:
+    """A fresh ``server_vad`` over Silero VAD (raises ``EngineUnavailable`` without it)."""
+    return ServerVad(
+        SileroVad().probabilities,
+        detection["threshold"],
+        detection["prefix_padding_ms"],
+        detection["silence_duration_ms"],
+    )
+
+
+def _resampler() -> soxr.ResampleStream:
+    return soxr.ResampleStream(RATE, SAMPLE_RATE, 1, "float32")

@@ -1,0 +1,183 @@
+"""``voxdesk serve``: vLLM's ``/v1/realtime`` over the ``websockets`` asyncio server, and
+OpenAI's Realtime transcription sessions on the same path (``?intent=transcription``).
+
+Each connection is a thin pump around :class:`~engine.wire.realtime.protocol.ServerProtocol`
+(:mod:`~server.connection`), its generations run on the engine through
+:mod:`~server.realtime.serving`, and plain HTTP is answered by :mod:`~server.http`.
+Beyond vLLM 0.33 it evicts idle connections, caps concurrent sessions and audio per session,
+answers binary frames instead of dropping the socket, frees everything on abrupt disconnects,
+and drains open generations on shutdown. ``/health`` means ready: 503 while the engine loads
+(:meth:`RealtimeServer.load_engine`) and while the server drains (:meth:`RealtimeServer.drain`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import ssl
+from collections.abc import AsyncIterator
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.http11 import Request, Response
+
+from voxdesk.engine.errors import VoxdeskError
+from voxdesk.engine.session import ProgressCallback, StreamingEngine
+from voxdesk.engine.wire.openai.events import is_openai_path
+from voxdesk.engine.wire.openai.protocol import OpenAIServerProtocol
+from voxdesk.engine.wire.realtime.protocol import ServerProtocol
+from voxdesk.server import http
+from voxdesk.server.config import ServerConfig
+from voxdesk.server.connection import Connection
+from voxdesk.server.metrics import RealtimeMetrics
+
+__all__ = ["InsecureBindError", "RealtimeServer", "ServerConfig", "is_loopback", "running_server"]
+
+logger = logging.getLogger(__name__)
+
+
+class InsecureBindError(VoxdeskError, RuntimeError):
+    """Refusal to listen beyond loopback without an API key."""
+
+
+class RealtimeServer:
+    """A ``/v1/realtime`` server over one loaded engine."""
+
+    def __init__(self, engine: StreamingEngine, config: ServerConfig, loaded: bool = True) -> None:
+        if not config.api_key and not config.allow_insecure_no_api_key and not is_loopback(config.host):
+            raise InsecureBindError(
+                f"refusing to listen on {config.host} without an API key: pass --api-key (or set "
+                "VOXDESK_API_KEY), or --allow-insecure-no-api-key if the network is trusted"
+            )
+        self.engine = engine
+        self.config = config
+        self.metrics = RealtimeMetrics()
+        self._server: Server | None = None
+        self._connections: set[Connection] = set()
+        self._closing = False
+        self._loading = not loaded
+        self._draining = False
+
+    @property
+    def port(self) -> int:
+        """The port actually bound (useful with port 0)."""
+        assert self._server is not None, "call start() first"
+        return int(self._server.sockets[0].getsockname()[1])
+
+    @property
+    def active_connections(self) -> int:
+        """Connections currently open."""
+        return len(self._connections)
+
+    async def start(self) -> None:
+        """Bind and start accepting connections."""
+        context = None
+        if self.config.ssl_certfile:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(self.config.ssl_certfile, self.config.ssl_keyfile)
+        self._server = await serve(
+            self._handle,
+            self.config.host,
+            self.config.port,
+            ssl=context,
+            process_request=self._process_request,
+            max_size=self.config.max_frame_bytes,
+            ping_interval=self.config.ping_interval,
+            ping_timeout=self.config.ping_timeout,
+            server_header="voxdesk",
+        )
+
+    async def load_engine(self, progress: ProgressCallback | None = None) -> None:
+        """Load the engine while the server answers ``/health`` with 503 (when built with
+        ``loaded=False`` and started first), then take sessions."""
+        await self.engine.load(progress)
+        self._loading = False
+
+    async def drain(self) -> None:
+        """Stop taking sessions (``/health`` and new handshakes answer 503) and wait, up to the
+        drain timeout, until no generation runs: the utterances in progress end as their
+        clients end them. Then call :meth:`shutdown`."""
+        self._draining = True
+        deadline = asyncio.get_running_loop().time() + self.config.drain_timeout
+        while running := [c.generation.task for c in self._connections if c.generation and c.generation.running]:
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                logger.info("drain: %d transcriptions still running at the drain timeout", len(running))
+                return
+            logger.info("drain: waiting for %d running transcriptions", len(running))
+            await asyncio.wait(running, timeout=remaining)
+
+    async def serve_forever(self) -> None:
+        """Run until cancelled or shut down."""
+        assert self._server is not None, "call start() first"
+        await self._server.wait_closed()
+
+    async def shutdown(self) -> None:
+        """Stop accepting, let open generations finish (``transcription.done``) within the grace
+        period, then close every connection with code 1001."""
+        self._closing = True
+        if self._server is not None:
+            self._server.close(close_connections=False)
+        for connection in list(self._connections):
+            await connection.announce_shutdown()
+        generations = [c.generation.task for c in self._connections if c.generation is not None]
+        if generations:
+            await asyncio.wait(generations, timeout=self.config.shutdown_grace)
+        for connection in list(self._connections):
+            await connection.socket.close(1001, "server shutting down")
+        if self._server is not None:
+            await self._server.wait_closed()
+
+    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        return http.route(request, self.config, self.metrics, self._busy(), self._unready())
+
+    def _unready(self) -> str | None:
+        """Why the server takes no sessions at all now, if so."""
+        if self._loading:
+            return "loading the engine"
+        if self._closing or self._draining:
+            return "draining"
+        return None
+
+    def _busy(self) -> str | None:
+        """Why no new session can open now, if so."""
+        if self._closing:
+            return "shutting down"
+        if unready := self._unready():
+            return unready
+        if len(self._connections) >= self.config.max_sessions:
+            return f"all {self.config.max_sessions} sessions are in use"
+        return None
+
+    async def _handle(self, socket: ServerConnection) -> None:
+        openai = socket.request is not None and is_openai_path(socket.request.path)
+        dialect = OpenAIServerProtocol if openai else ServerProtocol
+        connection = Connection(socket, self.engine, self.config, self.metrics, logger, dialect)
+        self._connections.add(connection)
+        try:
+            await connection.serve()
+        finally:
+            self._connections.discard(connection)  # first: a closing connection frees its slot at once
+            await connection.release()
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback name or address."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@contextlib.asynccontextmanager
+async def running_server(engine: StreamingEngine, config: ServerConfig) -> AsyncIterator[RealtimeServer]:
+    """``async with running_server(engine, config) as server:`` started, then shut down."""
+    server = RealtimeServer(engine, config)
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.shutdown()

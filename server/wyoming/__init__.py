@@ -1,0 +1,1 @@
+"""The Wyoming TCP server of ``voxdesk serve --wyoming``."""
