@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from voxdesk.app.engines import build_engine
 from voxdesk.app.listening.capture import AudioCapture, AudioLevel, CaptureStatus, MicrophoneUnavailable
-from voxdesk.app.listening.engine_choice import build_engine
 from voxdesk.app.settings import EngineSettings, settings_path
 from voxdesk.engine.session import SAMPLE_RATE
 

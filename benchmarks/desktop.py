@@ -85,8 +85,8 @@ async def live_run(fixtures: list[speech_fixtures.Fixture], mic: VirtualMic) -> 
     from PySide6.QtCore import QEvent, QObject
 
     from tests.app.actions.fakes import recording_services
+    from voxdesk.app.engines import build_engine
     from voxdesk.app.listening.capture import AudioCapture
-    from voxdesk.app.listening.engine_choice import build_engine
     from voxdesk.app.listening.events import EngineState, UtteranceFinal
     from voxdesk.app.settings import Settings
     from voxdesk.ui.desktop import Desktop

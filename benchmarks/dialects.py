@@ -29,12 +29,14 @@ from tests import speech_fixtures
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import percentile, transcribe_audio
-from voxdesk.engine import EngineKind, StreamingEngine, create_engine
+from voxdesk.engine import StreamingEngine
 from voxdesk.engine.events import ProvisionalText, TextDelta, UtteranceDone
 from voxdesk.engine.remote.openai import OpenAIRealtimeEngine, OpenAISettings
 from voxdesk.engine.remote.realtime import RemoteEngine, RemoteSettings
 from voxdesk.engine.remote.wyoming import WyomingEngine, WyomingSettings
 from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings
+from voxdesk.engine.whisper.decoder import DecoderSettings
 
 __all__ = ["DialectLatency", "measure_dialects", "print_dialects"]
 
@@ -102,7 +104,7 @@ async def measure_dialects(quick: bool) -> dict[str, DialectLatency]:
     """Every command fixture through each dialect and in-process, rotating the order."""
     fixtures = [f for f in speech_fixtures.build() if f.name.startswith("command")]
     fixtures = fixtures[::4] if quick else fixtures
-    local = create_engine(EngineKind.BUILTIN, model="tiny.en", device="cpu")
+    local = BuiltinEngine(BuiltinSettings(decoder=DecoderSettings(model="tiny.en", device="cpu")))
     await local.load()
     results: dict[str, DialectLatency] = {}
     with serve_with_wyoming() as (ws_port, wyoming_port):

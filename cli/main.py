@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import importlib
 import json
 import logging
@@ -17,13 +18,13 @@ from typing import cast
 
 import numpy as np
 
+from voxdesk.app.engines import LOCAL_ENGINES, build_engine
 from voxdesk.app.files.job import FileTranscription
 from voxdesk.app.files.reading import AudioFileError, read_audio
 from voxdesk.app.files.transcription import TimedEvent, TranscriptionReport
-from voxdesk.app.listening.engine_choice import server_engine
 from voxdesk.app.log import LEVELS, configure_logging
-from voxdesk.app.settings import SERVER_DIALECTS
-from voxdesk.cli.history import (  # history: issue 8
+from voxdesk.app.settings import SERVER_DIALECTS, EngineSettings
+from voxdesk.cli.history import (
     add_history_parser,
     add_transcribe_history_arguments,
     plan_outputs,
@@ -35,9 +36,9 @@ from voxdesk.cli.server_urls import ServerUrls
 from voxdesk.cli.terminal import LiveTranscriptPrinter, ProgressBar, event_to_json, print_summary
 from voxdesk.cli.vllm_options import add_vllm_arguments, unrecognized, vllm_settings, wants_vllm
 from voxdesk.cli.wyoming import add_wyoming_arguments, wyoming_config, wyoming_server
-from voxdesk.engine import ENGINE_NAMES, EngineKind, StreamingEngine, create_engine
+from voxdesk.engine import EngineKind, StreamingEngine
 from voxdesk.engine.errors import VoxdeskError
-from voxdesk.engine.vllm.engine import VllmEngine, VllmSettings
+from voxdesk.engine.vllm.engine import VllmSettings
 from voxdesk.engine.whisper.models import BUNDLED_MODEL, DEVICES
 from voxdesk.server.realtime.server import RealtimeServer, ServerConfig
 
@@ -73,7 +74,7 @@ def build_parser(vllm: bool = False) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--engine",
-        choices=(*ENGINE_NAMES, EngineKind.REMOTE),
+        choices=(*LOCAL_ENGINES, EngineKind.REMOTE),
         help="window: speech engine for this run (overrides settings)",
     )
     parser.add_argument(
@@ -95,7 +96,7 @@ def build_parser(vllm: bool = False) -> argparse.ArgumentParser:
     )
     transcribe.add_argument("file", type=Path, nargs="+", metavar="FILE", help="files to transcribe")
     transcribe.add_argument(
-        "--engine", choices=ENGINE_NAMES, default=EngineKind.BUILTIN, help="speech engine (default: %(default)s)"
+        "--engine", choices=LOCAL_ENGINES, default=EngineKind.BUILTIN, help="speech engine (default: %(default)s)"
     )
     pace = transcribe.add_mutually_exclusive_group()
     pace.add_argument(
@@ -119,11 +120,11 @@ def build_parser(vllm: bool = False) -> argparse.ArgumentParser:
         help="the ws:// server's protocol: vLLM's /v1/realtime (voxdesk serve, vllm serve) or an OpenAI Realtime "
         "transcription session (OpenAI's API, voxdesk serve); default: %(default)s",
     )
-    add_transcribe_history_arguments(transcribe)  # history: issue 8
+    add_transcribe_history_arguments(transcribe)
     _add_whisper_arguments(transcribe)
     add_vllm_arguments(transcribe, server=False, engine_args=vllm)
     _add_serve_parser(commands, vllm)
-    add_history_parser(commands)  # history: issue 8
+    add_history_parser(commands)
     add_models_parser(commands)
     return parser
 
@@ -150,10 +151,14 @@ def _add_whisper_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _create_engine(args: argparse.Namespace) -> StreamingEngine:
-    if args.engine != EngineKind.VLLM:
-        whisper = {"model": args.whisper_model, "device": args.whisper_device, "language": args.language}
-        return create_engine(args.engine, **whisper, task=args.task)
-    return VllmEngine(vllm_settings(args, server=args.command == "serve"))
+    """The engine ``transcribe`` or ``serve`` runs on: its options as engine settings, built by the app's factory."""
+    whisper = {"whisper_model": args.whisper_model, "device": args.whisper_device, "language": args.language}
+    choice = EngineSettings(kind=EngineKind(args.engine), **whisper)
+    if args.command == "transcribe" and args.server:
+        server = {"server_url": args.server, "server_dialect": args.dialect, "server_model": args.model}
+        choice = dataclasses.replace(choice, kind=EngineKind.REMOTE, api_key=args.api_key or "", **server)
+    vllm = vllm_settings(args, server=args.command == "serve") if choice.kind == EngineKind.VLLM else None
+    return build_engine(choice, task=args.task, vllm=vllm)
 
 
 def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], vllm: bool) -> None:
@@ -165,7 +170,7 @@ def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     defaults = ServerConfig()
     serve.add_argument(
-        "--engine", choices=ENGINE_NAMES, default=EngineKind.BUILTIN, help="speech engine (default: %(default)s)"
+        "--engine", choices=LOCAL_ENGINES, default=EngineKind.BUILTIN, help="speech engine (default: %(default)s)"
     )
     serve.add_argument("--model", default="", help="model for --engine vllm (a folder or a model hub id)")
     serve.add_argument(
@@ -282,16 +287,9 @@ async def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _engine_for(args: argparse.Namespace) -> StreamingEngine:
-    if args.server:
-        language = None if args.language == "auto" else args.language
-        return server_engine(args.server, args.dialect, args.model, args.api_key or None, language)
-    return _create_engine(args)
-
-
 async def _transcribe(args: argparse.Namespace) -> int:
-    plan = plan_outputs(args)  # history: issue 8; fails on bad --output/--format before loading anything
-    engine = _engine_for(args)
+    plan = plan_outputs(args)  # fails on bad --output/--format before loading anything
+    engine = _create_engine(args)
     await engine.load()
     status = 0
     try:
@@ -305,7 +303,7 @@ async def _transcribe(args: argparse.Namespace) -> int:
             if len(plan) > 1 and not args.json:
                 print(f"\n==> {path} <==", flush=True)
             report = await _transcribe_file(engine, audio, path, args)
-            save_transcription(args, path, output, engine.name, report)  # history: issue 8
+            save_transcription(args, path, output, engine.name, report)
             if report.lost_words:
                 status = 1
             if report.partial:
@@ -366,7 +364,7 @@ def main(argv: list[str] | None = None, open_window: Callable[[argparse.Namespac
         parser.print_help()
         return 0
     configure_logging(args.log_level, default="INFO" if args.command == "serve" else "WARNING")
-    if args.command == "history":  # history: issue 8
+    if args.command == "history":
         return run_history(args)
     try:
         if args.command == "models":

@@ -1,14 +1,15 @@
 """The streaming-session interface every Voxdesk speech engine implements.
 
-This module is the contract between engines (built-in CPU, in-process vLLM, remote
-``/v1/realtime``) and their callers (``voxdesk transcribe``, the server, the desktop app).
+This module is the contract between engines (the built-in one on the CPU, in-process vLLM, and
+client engines for a remote server of each dialect: vLLM's ``/v1/realtime``, OpenAI Realtime,
+Wyoming) and their callers (``voxdesk transcribe``, the server, the desktop app).
 
 The shape follows vLLM's streaming input, where ``AsyncLLM.generate`` takes an async
 generator of ``StreamingInput`` chunks and yields outputs while input keeps arriving:
 
 .. code-block:: python
 
-    engine = create_engine("builtin")
+    engine = BuiltinEngine()                          # voxdesk.engine.whisper.builtin
     await engine.load()
     async for event in engine.stream(audio_chunks):   # one session = one call
         ...
@@ -31,7 +32,7 @@ Events out (:mod:`voxdesk.engine.events`)
       replaces the previous one, ``""`` clears it. Engines that never revise text (vLLM)
       do not send it.
     - ``TextRetracted``: the utterance in progress lost its text (committed and provisional);
-      its audio is transcribed again and new deltas follow. Only the remote engine sends it,
+      its audio is transcribed again and new deltas follow. Only the remote engines send it,
       after moving to another server mid-utterance.
     - ``UtteranceDone``: the final text of one utterance, its detected speech bounds and
       stats. A stream holds any number of utterances one after another. Engines without
@@ -46,7 +47,7 @@ Events out (:mod:`voxdesk.engine.events`)
 Lifetime
     An engine holds the model; sessions are cheap and several may run at once. Leaving the
     ``async for`` early (``break``, cancellation) ends the session and frees what it holds.
-    Bad audio makes the session raise :class:`~engine.errors.AudioFormatError` from the
+    Bad audio makes the session raise :class:`~voxdesk.engine.errors.AudioFormatError` from the
     event iterator; text already yielded is kept by the caller.
 """
 

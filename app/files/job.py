@@ -6,8 +6,9 @@ This is the Qt-free API the CLI and the window share::
     report = await job.run()      # job.cancel() from any thread stops it early
     report.partial                # True if it was cancelled before the end
 
-The built-in engine decodes the file as a whole (VAD segments, batched beam search:
-:mod:`voxdesk.engine.whisper.batch`); other engines, and ``realtime=True``, stream it
+An engine that can decode a recording whole (:class:`WholeFileEngine`: the built-in one, VAD
+segments and batched beam search, :mod:`voxdesk.engine.whisper.batch`) gets the file at once;
+other engines, and ``realtime=True``, stream it
 (:func:`~voxdesk.app.files.transcription.transcribe_audio`).
 """
 
@@ -18,16 +19,27 @@ import threading
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from voxdesk.app.files.transcription import TimedEvent, TranscriptionReport, UtteranceReport, transcribe_audio
 from voxdesk.engine.events import TextDelta, UtteranceDone, UtteranceStats
 from voxdesk.engine.session import SAMPLE_RATE, StreamingEngine
-from voxdesk.engine.whisper.batch import BatchSettings, TranscribedUtterance
-from voxdesk.engine.whisper.builtin import BuiltinEngine
+from voxdesk.engine.whisper.batch import BatchSettings, BatchTranscriber, TranscribedUtterance
 
-__all__ = ["FileProgress", "FileTranscription", "ProgressListener"]
+__all__ = ["FileProgress", "FileTranscription", "ProgressListener", "WholeFileEngine"]
+
+
+@runtime_checkable
+class WholeFileEngine(Protocol):
+    """What an engine can do beside streaming: decode a whole recording at once, in batches
+    (:meth:`~voxdesk.engine.whisper.builtin.BuiltinEngine.batch_transcriber`), much faster than
+    feeding it through a session."""
+
+    def batch_transcriber(self, settings: BatchSettings | None = None) -> BatchTranscriber:
+        """A whole-file transcriber with the engine's model; the engine must be loaded."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -88,8 +100,8 @@ class FileTranscription:
 
     @property
     def batched(self) -> bool:
-        """Whether the file is decoded as a whole (built-in engine, not real time) rather than streamed."""
-        return isinstance(self._engine, BuiltinEngine) and not self._realtime
+        """Whether the file is decoded as a whole (an engine that can, not real time) rather than streamed."""
+        return self._whole_file_engine() is not None
 
     def cancel(self) -> None:
         """Stop soon (safe from any thread); :meth:`run` then returns the partial report."""
@@ -99,9 +111,9 @@ class FileTranscription:
         """Transcribe the file; the report is marked ``partial`` if :meth:`cancel` cut it short."""
         self._started = time.perf_counter()
         self._progress(0.0)
-        if self.batched:
-            assert isinstance(self._engine, BuiltinEngine)
-            return await self._run_batched(self._engine)
+        whole = self._whole_file_engine()
+        if whole is not None:
+            return await self._run_batched(whole)
         report = await transcribe_audio(
             self._engine,
             self._audio,
@@ -113,7 +125,12 @@ class FileTranscription:
         report.partial = report.partial and report.transcribed_seconds < self.duration
         return report
 
-    async def _run_batched(self, engine: BuiltinEngine) -> TranscriptionReport:
+    def _whole_file_engine(self) -> WholeFileEngine | None:
+        """The engine, where it decodes this file whole: it can, and the file is not fed in real time."""
+        engine = self._engine
+        return engine if isinstance(engine, WholeFileEngine) and not self._realtime else None
+
+    async def _run_batched(self, engine: WholeFileEngine) -> TranscriptionReport:
         report = TranscriptionReport(audio_seconds=self.duration)
         cpu_start = time.process_time()
         utterances = engine.batch_transcriber(self._batch_settings).utterances(self._audio)

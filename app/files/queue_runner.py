@@ -15,17 +15,15 @@ import asyncio
 import logging
 from pathlib import Path
 
+from voxdesk.app.engines import EngineFactory, build_engine, file_engine_choice, model_name
 from voxdesk.app.files.job import FileTranscription
 from voxdesk.app.files.queue import JobOutcome, ProgressSink
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import TranscriptionReport
 from voxdesk.app.history.recording import record_report
 from voxdesk.app.history.store import NOT_RECORDED, HistoryError, HistoryStore
-from voxdesk.app.listening.controller import EngineFactory
-from voxdesk.app.listening.engine_choice import build_engine
 from voxdesk.app.settings import EngineSettings
-from voxdesk.engine import EngineKind, StreamingEngine
-from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.session import SAMPLE_RATE, StreamingEngine
 
 __all__ = ["EngineFileRunner"]
 
@@ -47,13 +45,13 @@ class EngineFileRunner:
     ) -> None:
         self._store = store
         self._engine_factory = engine_factory
-        self._choice = _builtin(choice)
+        self._choice = file_engine_choice(choice)
         self._engine: tuple[EngineSettings, StreamingEngine] | None = None
         self._loading = asyncio.Lock()
 
     def use(self, choice: EngineSettings) -> None:
         """Take the Whisper model and device of new settings from the next file on."""
-        self._choice = _builtin(choice)
+        self._choice = file_engine_choice(choice)
 
     async def __call__(self, path: Path, progress: ProgressSink) -> JobOutcome:
         audio = await asyncio.to_thread(read_audio, path)  # decoding a long file takes a while
@@ -70,7 +68,7 @@ class EngineFileRunner:
             report = await running
         for error in report.errors:
             logger.warning("%s: %s", path, error.message)
-        session_id = self._record(report, path, engine.name, f"whisper-{choice.whisper_model}")
+        session_id = self._record(report, path, engine.name, model_name(choice))
         return JobOutcome(report.text, session_id, partial=report.partial)
 
     def _record(self, report: TranscriptionReport, path: Path, engine_name: str, model: str) -> int | None:
@@ -102,9 +100,3 @@ class EngineFileRunner:
             if self._engine is not None:
                 await self._engine[1].aclose()
                 self._engine = None
-
-
-def _builtin(choice: EngineSettings) -> EngineSettings:
-    """The built-in engine with ``choice``'s Whisper model and device (the rest left out, so that
-    changing the server or vLLM settings keeps the loaded engine)."""
-    return EngineSettings(EngineKind.BUILTIN, whisper_model=choice.whisper_model, device=choice.device)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import logging
 
+from voxdesk.app.engines import describe_engine, model_name
 from voxdesk.app.history.store import NOT_RECORDED, HistoryError, HistoryStore
 from voxdesk.app.listening.controller import Controller
-from voxdesk.app.listening.engine_choice import describe_engine
 from voxdesk.app.listening.events import ControllerEvent, ListeningChanged, Problem, UtteranceFinal
-from voxdesk.engine.kinds import EngineKind
 
 __all__ = ["LiveHistory"]
 
@@ -35,7 +34,7 @@ class LiveHistory:
             if isinstance(event, ListeningChanged) and event.listening:
                 settings = self._controller.settings
                 engine, device = describe_engine(settings.engine), settings.audio.device or "default"
-                self._session = self.store.start_session("live", engine, _model(self._controller), device)
+                self._session = self.store.start_session("live", engine, model_name(settings.engine), device)
             elif isinstance(event, ListeningChanged):
                 self.store.end_session(self._session)
             elif isinstance(event, UtteranceFinal):
@@ -58,13 +57,3 @@ class LiveHistory:
         row = self.utterance_ids.get(transcript_id)
         if row is not None:
             self.store.set_action(row, action)
-
-
-def _model(controller: Controller) -> str:
-    engine = controller.settings.engine
-    models = {
-        EngineKind.BUILTIN: "whisper-tiny.en",
-        EngineKind.VLLM: engine.vllm_model,
-        EngineKind.REMOTE: engine.server_model,
-    }
-    return models[engine.kind]

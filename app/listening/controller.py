@@ -12,8 +12,8 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from voxdesk.app.engines import EngineFactory, build_engine, describe_engine
 from voxdesk.app.listening.capture import AudioCapture, AudioLevel, CaptureState, CaptureStatus
-from voxdesk.app.listening.engine_choice import build_engine, describe_engine
 from voxdesk.app.listening.events import (
     ControllerEvent,
     EngineSpeed,
@@ -37,7 +37,6 @@ __all__ = ["CaptureFactory", "Controller", "EngineFactory"]
 
 logger = logging.getLogger("voxdesk.controller")
 
-EngineFactory = Callable[[EngineSettings], StreamingEngine]
 CaptureFactory = Callable[..., AudioCapture]
 Listener = Callable[[ControllerEvent], None]
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from voxdesk.app.listening.engine_choice import build_engine
+from voxdesk.app.engines import build_engine
 from voxdesk.app.settings import EngineSettings, Settings, load_settings, save_settings
 from voxdesk.engine import EngineKind
 from voxdesk.engine.errors import EngineUnavailable

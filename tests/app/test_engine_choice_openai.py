@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from voxdesk.app.listening.engine_choice import build_engine, describe_engine
+from voxdesk.app.engines import build_engine, describe_engine
 from voxdesk.app.settings import EngineSettings, settings_from_dict
 from voxdesk.engine import EngineKind
 from voxdesk.engine.remote.openai import OpenAIRealtimeEngine, OpenAISettings

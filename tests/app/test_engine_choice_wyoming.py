@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from voxdesk.app.listening.engine_choice import build_engine, describe_engine
+from voxdesk.app.engines import build_engine, describe_engine
 from voxdesk.app.settings import EngineSettings
 from voxdesk.engine import EngineKind
 from voxdesk.engine.remote.realtime import RemoteEngine

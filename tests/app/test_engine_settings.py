@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from voxdesk.app.listening.engine_choice import build_engine, describe_engine
+from voxdesk.app.engines import build_engine, describe_engine
 from voxdesk.app.settings import EngineSettings, Settings, load_settings, save_settings, settings_from_dict
 from voxdesk.engine.whisper.builtin import BuiltinEngine
 

@@ -3,7 +3,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from voxdesk.engine import AudioBufferFull, AudioFeed, AudioFormatError, check_chunk, create_engine
+from voxdesk.engine import AudioBufferFull, AudioFeed, AudioFormatError, check_chunk
 
 
 @pytest.mark.parametrize(
@@ -82,8 +82,3 @@ def test_audio_feed_refuses_push_after_end() -> None:
             feed.push(np.zeros(1, np.float32))
 
     asyncio.run(scenario())
-
-
-def test_unknown_engine_names_are_refused() -> None:
-    with pytest.raises(ValueError, match="unknown engine"):
-        create_engine("nope")

@@ -26,7 +26,7 @@ from tests.vllm_support import (
     realtime_frames,
     requires_vllm,
 )
-from voxdesk.engine import EngineUnavailable, StreamError, TextDelta, UtteranceDone, create_engine
+from voxdesk.engine import EngineUnavailable, StreamError, TextDelta, UtteranceDone
 from voxdesk.engine.events import EngineEvent
 from voxdesk.engine.vllm.engine import VllmEngine, VllmSettings
 
@@ -187,7 +187,7 @@ def test_bad_audio_raises_after_the_text_already_produced(vllm: tuple[VllmEngine
 
 
 def test_a_model_folder_that_is_not_there_is_a_clear_error() -> None:
-    engine = create_engine("vllm", model="/nonexistent/voxtral", **ENGINE_OPTIONS)
+    engine = VllmEngine(VllmSettings(model="/nonexistent/voxtral", **ENGINE_OPTIONS))
     with pytest.raises(EngineUnavailable, match="could not"):
         asyncio.run(engine.load())
 

@@ -12,7 +12,7 @@ import pytest
 from tests.engine.wrapped_decoder import WrappedDecoder
 from tests.random_whisper import random_whisper
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
-from voxdesk.engine import EngineKind, ProvisionalText, TextDelta, UtteranceDone, create_engine
+from voxdesk.engine import ProvisionalText, TextDelta, UtteranceDone
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings
 from voxdesk.engine.whisper.decoder import DecoderSettings, Guess, WhisperDecoder
@@ -23,7 +23,7 @@ def decoder(model: str, language: str = "auto", task: str = "transcribe") -> Whi
 
 
 def test_a_random_model_folder_streams_partials_deltas_and_a_final(fixture_audio: dict[str, np.ndarray]) -> None:
-    engine = create_engine(EngineKind.BUILTIN, model=str(random_whisper("base.en")), device="cpu")
+    engine = BuiltinEngine(BuiltinSettings(decoder=DecoderSettings(model=str(random_whisper("base.en")), device="cpu")))
     steps: list[str] = []
 
     async def run() -> list[object]:
@@ -94,7 +94,8 @@ class LanguageSpy(WrappedDecoder):
 
 
 def test_auto_detects_each_utterance_language_once_and_keeps_it(fixture_audio: dict[str, np.ndarray]) -> None:
-    engine = create_engine(EngineKind.BUILTIN, model=str(random_whisper("tiny")), device="cpu", language="auto")
+    whisper = DecoderSettings(model=str(random_whisper("tiny")), device="cpu", language="auto")
+    engine = BuiltinEngine(BuiltinSettings(decoder=whisper))
 
     async def run() -> tuple[LanguageSpy, TranscriptionReport]:
         await engine.load()
