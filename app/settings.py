@@ -87,7 +87,7 @@ class ActionSettings:
 
 @dataclass
 class KeySettings:
-    # API keys live in the system keyring (voxdesk.app.keys); where there is none they are kept
+    # API keys live in the system keyring (voxdesk.app.api_keys); where there is none they are kept
     # for the session only, unless this says to write them here in plain text.
     store_in_file: bool = False
 

@@ -18,7 +18,7 @@ RUNTIME_PACKAGES=(libportaudio2 libsndfile1 libasound2-plugins
 # Speech synthesizers for fixtures; a PulseAudio virtual microphone, Xvfb, screenshots and
 # xdotool for the desktop tests; binutils (PyInstaller) and desktop-file-utils for the installers;
 # HAProxy for the replicas test (tests/cli/test_haproxy.py) and the deploy/ config check;
-# gnome-keyring on a private D-Bus session bus, the real Secret Service for tests/app/test_keys.py.
+# gnome-keyring on a private D-Bus session bus, the real Secret Service for tests/app/test_api_keys.py.
 TEST_PACKAGES=(espeak-ng festival festvox-us-slt-hts sox
     pulseaudio pulseaudio-utils xvfb xauth x11-apps imagemagick xdotool binutils desktop-file-utils
     haproxy gnome-keyring dbus-daemon)

@@ -16,11 +16,11 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
 from voxdesk.app.actions import ActionRecord, Services
+from voxdesk.app.api_keys import load_with_keys, save_with_keys
 from voxdesk.app.assistant import Assistant
 from voxdesk.app.first_run import cuda_device, is_first_run
 from voxdesk.app.history.store import HistoryError, HistoryStore
 from voxdesk.app.hotkeys import GlobalHotkeys
-from voxdesk.app.keys import load_with_keys, save_with_keys
 from voxdesk.app.listening.capture import AudioLevel, MicrophoneUnavailable, list_input_devices
 from voxdesk.app.listening.events import ControllerEvent, ListeningChanged, ListenTrigger, Problem
 from voxdesk.app.listening.overlay import OverlayFeed

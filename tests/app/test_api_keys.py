@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from keyring.backends import SecretService, fail
 
-from voxdesk.app.keys import KeyStore, load_with_keys, save_with_keys
+from voxdesk.app.api_keys import KeyStore, load_with_keys, save_with_keys
 from voxdesk.app.settings import Settings
 
 SERVER_KEY, LLM_KEY = "sk-server-7f3a", "sk-llm-91c2"
