@@ -1,6 +1,6 @@
 """Test doubles for Voxdesk's engines, shipped in the package (like ``trio.testing``).
 
-Each one is a FAKE, named as such: it follows the :class:`~engine.session.StreamingEngine`
+Each one is a FAKE, named as such: it follows the :class:`~voxdesk.engine.session.StreamingEngine`
 contract without recognizing speech, for tests and benchmarks of what sits around an engine
 (the server, the remote client) at a scale a real engine cannot run at on a small machine.
 """

@@ -1,6 +1,6 @@
 """The history panel: past sessions, full-text search, copy, export and delete.
 
-It reads through its own :class:`~app.history.store.HistoryStore` connection. A live session
+It reads through its own :class:`~voxdesk.app.history.store.HistoryStore` connection. A live session
 being written by another connection shows up by itself: a timer polls the store's
 ``data_version`` once a second (one ``PRAGMA``, microseconds, no disk read when nothing
 changed) and reloads the list and the visible transcript only when another connection has

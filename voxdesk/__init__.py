@@ -2,11 +2,20 @@
 
 One installed namespace over the repository's top-level folders (``pyproject.toml`` maps them)::
 
-    voxdesk.ui          PySide6 windows and widgets; ``voxdesk.ui.launcher`` is the ``voxdesk`` program
-    voxdesk.cli         the command line: transcribe, serve, history
-    voxdesk.app         the application core without widgets: listening, files, actions, history, settings
-    voxdesk.engine      speech engines, the streaming-session interface, the /v1/realtime wire
-    voxdesk.resources   icons, default voice commands, sample audio
+    voxdesk.ui              PySide6 windows and widgets; ``voxdesk.ui.launcher`` is the ``voxdesk`` program
+    voxdesk.cli             the command line: transcribe, serve, history, models
+    voxdesk.app             the application core without widgets: listening, the engine factory,
+                            files, actions, history, settings
+    voxdesk.server          ``voxdesk serve``: an engine behind vLLM's /v1/realtime, OpenAI Realtime
+                            and Wyoming (listeners, connections, health and metrics)
+    voxdesk.engine          the streaming-session interface every engine follows, and the engines:
+      .whisper              the built-in engine (faster-whisper on the CPU) and its models
+      .vllm                 a local vLLM on the GPU
+      .remote               client engines for a server of each dialect
+      .wire                 the three dialects' sans-I/O protocol cores
+      .audio                voice-activity detection and noise level
+    voxdesk.resources       icons, default voice commands, sample audio
 
-Dependencies point one way: ``ui`` and ``cli`` → ``app`` → ``engine``.
+Dependencies point one way: ``ui`` and ``cli`` → ``app`` → ``engine``, and ``cli`` → ``server`` →
+``engine``.
 """

@@ -1,8 +1,10 @@
 """The action center: from a final utterance to a recorded, previewed, confirmable action.
 
-Qt-free. The controller calls :meth:`ActionCenter.handle_utterance` with each final
-utterance; the window shows :class:`ActionRecord` changes through plain callbacks and calls
-:meth:`confirm`, :meth:`cancel` and :meth:`undo`. Everything runs on one asyncio loop.
+Qt-free. :class:`~voxdesk.app.voice_actions.VoiceActions` calls
+:meth:`ActionCenter.handle_utterance` with each final utterance of the controller, one at a
+time; the window follows :class:`ActionRecord` changes, the mode and the log through the
+``add_*_listener`` callbacks and calls :meth:`~ActionCenter.confirm`, :meth:`~ActionCenter.cancel`
+and :meth:`~ActionCenter.undo`. Everything runs on one asyncio loop.
 """
 
 from __future__ import annotations

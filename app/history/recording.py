@@ -19,7 +19,7 @@ def record_report(store: HistoryStore, report: TranscriptionReport, *, engine: s
 
     A partial report (stopped before the end of the file) is left without an end time
     (``ended_at`` NULL), which is how the history marks a file transcription that did not finish.
-    Returns :data:`~app.history.store.NOT_RECORDED` when the store keeps no history.
+    Returns :data:`~voxdesk.app.history.store.NOT_RECORDED` when the store keeps no history.
     """
     session_id = store.start_session("file", engine, model, source)
     for item in report.utterances:

@@ -1,7 +1,7 @@
 """The rows of the history as values: stored sessions, their utterances and search hits.
 
 These are what the history holds, not the live objects of a listening session (compare
-:class:`~app.listening.transcript.Utterance` and :class:`~app.listening.session.ListeningSession`).
+:class:`~voxdesk.app.listening.transcript.Utterance` and :class:`~voxdesk.app.listening.session.ListeningSession`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ progress. The file is in WAL mode: readers (the history panel, ``voxdesk history
 for the writer (a live session) and the writer never waits for readers. Each thread or process
 opens its own :class:`HistoryStore`; one store must not be shared between threads.
 
-The schema and its migrations live in :mod:`~app.history.schema`; a file is upgraded on open.
+The schema and its migrations live in :mod:`~voxdesk.app.history.schema`; a file is upgraded on open.
 """
 
 from __future__ import annotations

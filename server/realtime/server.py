@@ -1,9 +1,9 @@
 """``voxdesk serve``: vLLM's ``/v1/realtime`` over the ``websockets`` asyncio server, and
 OpenAI's Realtime transcription sessions on the same path (``?intent=transcription``).
 
-Each connection is a thin pump around :class:`~engine.wire.realtime.protocol.ServerProtocol`
-(:mod:`~server.connection`), its generations run on the engine through
-:mod:`~server.realtime.serving`, and plain HTTP is answered by :mod:`~server.http`.
+Each connection is a thin pump around :class:`~voxdesk.engine.wire.realtime.protocol.ServerProtocol`
+(:mod:`~voxdesk.server.connection`), its generations run on the engine through
+:mod:`~voxdesk.server.realtime.serving`, and plain HTTP is answered by :mod:`~voxdesk.server.http`.
 Beyond vLLM 0.33 it evicts idle connections, caps concurrent sessions and audio per session,
 answers binary frames instead of dropping the socket, frees everything on abrupt disconnects,
 and drains open generations on shutdown. ``/health`` means ready: 503 while the engine loads

@@ -7,7 +7,7 @@ this class maps OpenAI's client events onto them and the engine's output back ou
   commit), its 24 kHz audio resampled to 16 kHz with soxr;
 - ``input_audio_buffer.commit`` answers ``committed`` with a new item and ends the
   generation's audio (vLLM's final commit); its ``done`` becomes ``…transcription.completed``;
-- with ``server_vad`` turn detection (:mod:`~engine.audio.server_vad`) speech start and
+- with ``server_vad`` turn detection (:mod:`~voxdesk.engine.audio.server_vad`) speech start and
   stop are announced and each utterance is committed by the server;
 - audio and commits that arrive while a turn is finalizing wait, in order, and replay when it
   is done (vLLM would drop them), so turns may follow each other without waiting.
