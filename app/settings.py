@@ -7,7 +7,9 @@ starting. ``save_settings`` writes atomically (temporary file, then rename).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import datetime
 import os
 import tempfile
 import tomllib
@@ -160,16 +162,65 @@ def settings_from_dict(data: dict[str, Any]) -> tuple[Settings, list[str]]:
 
 
 def load_settings(path: Path | None = None) -> tuple[Settings, list[str]]:
-    """Settings from ``path`` (default: :func:`settings_path`); defaults when it does not exist."""
+    """Settings from ``path`` (default: :func:`settings_path`); defaults when it does not exist.
+
+    A file that is not TOML, or not UTF-8 text, is copied aside first (the next save would
+    overwrite it) and the warning says where: lines that are not UTF-8 are skipped, their
+    settings keep their defaults, and a file that still does not parse gives all defaults.
+    """
     path = path or settings_path()
     try:
-        with path.open("rb") as file:
-            data = tomllib.load(file)
+        raw = path.read_bytes()
     except FileNotFoundError:
         return Settings(), []
-    except (OSError, tomllib.TOMLDecodeError) as error:
+    except OSError as error:
         return Settings(), [f"could not read {path} ({error}); using default settings"]
-    return settings_from_dict(data)
+    text, unreadable = _utf8_lines(raw)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        what = f"{_not_utf8(unreadable)}; {error}" if unreadable else str(error)
+        return Settings(), [f"could not read {path} ({what}); using default settings; {_keep_aside(path, raw)}"]
+    settings, warnings = settings_from_dict(data)
+    if unreadable:
+        skipped = f"{_not_utf8(unreadable)}, skipped: what they set keeps its default"
+        warnings.insert(0, f"{path}: {skipped}; {_keep_aside(path, raw)}")
+    return settings, warnings
+
+
+def _utf8_lines(raw: bytes) -> tuple[str, list[int]]:
+    """``raw`` as text with each line that is not UTF-8 left empty (so line numbers stay), and those lines' numbers."""
+    lines: list[str] = []
+    unreadable: list[int] = []
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        try:
+            lines.append(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            lines.append("")
+            unreadable.append(number)
+    return "\n".join(lines), unreadable
+
+
+def _not_utf8(lines: list[int]) -> str:
+    shown = ", ".join(str(n) for n in lines[:5]) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+    return f"line {shown} is not UTF-8 text" if len(lines) == 1 else f"lines {shown} are not UTF-8 text"
+
+
+def _keep_aside(path: Path, raw: bytes) -> str:
+    """Copy a damaged settings file next to itself, once per content; says where, for the warning."""
+    for earlier in sorted(path.parent.glob(f"{path.name}.damaged-*")):
+        with contextlib.suppress(OSError):
+            if earlier.read_bytes() == raw:
+                return f"the damaged file is kept as {earlier}"
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    copy = path.with_name(f"{path.name}.damaged-{stamp}")
+    if copy.exists():
+        copy = path.with_name(f"{copy.name}-{datetime.datetime.now():%f}")
+    try:
+        copy.write_bytes(raw)
+    except OSError as error:
+        return f"could not keep a copy of the damaged file ({error})"
+    return f"the damaged file is kept as {copy}"
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> Path:

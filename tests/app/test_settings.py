@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from voxdesk.app.settings import Settings, load_settings, save_settings, settings_path
@@ -67,3 +68,26 @@ def test_an_engine_kind_of_the_wrong_type_falls_back(tmp_path: Path) -> None:
     settings, warnings = load_settings(path)
     assert settings.engine.kind is EngineKind.BUILTIN
     assert warnings == ["ignored engine.kind: expected str, got int"]
+
+
+def test_a_file_that_is_not_utf8_gives_defaults_is_kept_aside_and_named(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    damaged = random.Random(0).randbytes(300)
+    path.write_bytes(damaged)
+    settings, (warning,) = load_settings(path)
+    assert settings == Settings()
+    [copy] = tmp_path.glob("settings.toml.damaged-*")
+    assert copy.read_bytes() == damaged
+    assert str(path) in warning and "not UTF-8" in warning and "default" in warning and str(copy) in warning
+    assert load_settings(path)[1] == [warning]  # loading again keeps the one copy
+    assert list(tmp_path.glob("settings.toml.damaged-*")) == [copy]
+
+
+def test_a_latin1_file_keeps_its_readable_lines(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_bytes('[engine]\nlanguage = "français"\nserver_url = "ws://h:1"\n'.encode("latin-1"))
+    settings, (warning,) = load_settings(path)
+    assert settings.engine.server_url == "ws://h:1" and settings.engine.language == "auto"
+    [copy] = tmp_path.glob("settings.toml.damaged-*")
+    assert str(path) in warning and "line 2 is not UTF-8" in warning
+    assert str(copy) in warning
