@@ -43,6 +43,7 @@ from voxdesk.engine.wire.realtime.events import (
 )
 
 __all__ = [
+    "FINAL_WITHOUT_GENERATION_MESSAGE",
     "MODEL_NOT_VALIDATED_MESSAGE",
     "VLLM_MAX_MESSAGE_SAMPLES",
     "AudioReceived",
@@ -59,6 +60,11 @@ VLLM_MAX_MESSAGE_SAMPLES = 25 * 1024 * 1024
 """vLLM's per-message audio check (§5): 25 MiB of *samples*."""
 
 MODEL_NOT_VALIDATED_MESSAGE = "Model not validated. Make sure to validate the model by sending a session.update event."
+
+FINAL_WITHOUT_GENERATION_MESSAGE = (
+    "No generation is running, so this final commit has nothing to end: send input_audio_buffer.commit "
+    "without final first to start the generation, then the audio, then the final commit"
+)
 
 
 class Generation(StrEnum):
@@ -279,8 +285,12 @@ class ServerProtocol:
         elif self.generation is Generation.STREAMING:
             self.generation = Generation.FINALIZING
             self._events.append(EndOfAudio())
-        # A final commit with no generation running is ignored. vLLM keeps the marker and
-        # ends the *next* generation early with it (§4), which no client relies on.
+        elif self.generation is Generation.IDLE:
+            # vLLM answers nothing and keeps the marker, ending the *next* generation early
+            # with it (§4); its client waits for a done that never comes. Say so instead.
+            self.log.warning("final commit with no generation running: answered with an error")
+            raise ProtocolError(StreamErrorCode.INVALID_EVENT, FINAL_WITHOUT_GENERATION_MESSAGE)
+        # A second final while finishing is ignored: the done it waits for is on its way.
 
     def _send(self, event: ServerEvent) -> None:
         self._outgoing.append(event.to_json())

@@ -78,6 +78,7 @@ from tests.recognition import ACCURACY, heard_in_problem, wer
 from tests.speech_fixtures import Fixture
 from voxdesk.engine.session import SAMPLE_RATE
 from voxdesk.engine.whisper.builtin import BuiltinEngine
+from voxdesk.engine.wire.realtime.protocol import FINAL_WITHOUT_GENERATION_MESSAGE
 from voxdesk.server.realtime.server import InsecureBindError, RealtimeServer, ServerConfig, running_server
 
 
@@ -181,6 +182,7 @@ def test_s4_exception_during_generation_is_processing_error(
             error = await expect_error(ws, "processing_error")
             assert "0x" not in error["error"] and "/srv" not in error["error"] and "Traceback" not in error["error"]
             await commit(ws, final=True)  # the failed generation is over: a final now is stray
+            await expect_error(ws, "invalid_event", FINAL_WITHOUT_GENERATION_MESSAGE)
             await assert_quiet(ws)
             generation = await transcribe(ws, paris)
             assert says(generation.text, speech[PARIS]), generation.text

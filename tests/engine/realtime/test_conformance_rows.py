@@ -9,6 +9,7 @@ actions it asks of the server) with vLLM 0.33's behaviour. Section numbers in th
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any, cast
 
 import numpy as np
@@ -18,7 +19,13 @@ from tests.engine.realtime.harness import EMPTY_DONE, MODEL, MODEL_NOT_VALIDATED
 from voxdesk.engine.remote.realtime import encode_audio
 from voxdesk.engine.session import SAMPLE_RATE
 from voxdesk.engine.wire.realtime.events import Usage
-from voxdesk.engine.wire.realtime.protocol import AudioReceived, EndOfAudio, ServerProtocol, StartGeneration
+from voxdesk.engine.wire.realtime.protocol import (
+    FINAL_WITHOUT_GENERATION_MESSAGE,
+    AudioReceived,
+    EndOfAudio,
+    ServerProtocol,
+    StartGeneration,
+)
 
 Frame = dict[str, Any] | str
 
@@ -310,10 +317,17 @@ def test_s4_non_final_commit_while_generating_is_ignored() -> None:
     assert kinds(protocol) == [StartGeneration, AudioReceived, AudioReceived, EndOfAudio]
 
 
-def test_s4_final_commit_without_generation_is_ignored() -> None:
-    """Section 15 item 8 and 16 item 9: no reply, and (unlike vLLM) the next generation is not cut short."""
+def test_vx_final_commit_without_generation_is_an_error(caplog: pytest.LogCaptureFixture) -> None:
+    """Section 16 item 9: vLLM answers nothing (its client waits for a ``done`` that never comes)
+    and cuts the next generation short; Voxdesk says what is wrong, logs it, and neither."""
     protocol = connection()
-    assert reply(protocol, commit(final=True), commit(final=True)) == []
+    with caplog.at_level(logging.WARNING, logger="voxdesk.engine.wire.realtime.protocol"):
+        [first, second] = reply(protocol, commit(final=True), commit(final=True))
+    for raw in (first, second):
+        assert_error(raw, "invalid_event", FINAL_WITHOUT_GENERATION_MESSAGE)
+    assert "commit without final first to start the generation" in FINAL_WITHOUT_GENERATION_MESSAGE
+    logged = "final commit with no generation running: answered with an error"
+    assert [r.getMessage() for r in caplog.records] == [logged, logged]
     assert kinds(protocol) == []
     assert reply(protocol, commit(), append(np.zeros(800))) == []
     assert kinds(protocol) == [StartGeneration, AudioReceived]
@@ -321,7 +335,8 @@ def test_s4_final_commit_without_generation_is_ignored() -> None:
     assert kinds(protocol) == [EndOfAudio]
     protocol.send_done("text", Usage())
     assert [json.loads(raw)["type"] for raw in protocol.data_to_send()] == ["transcription.done"]
-    assert reply(protocol, commit(final=True)) == []  # a stray final right after done
+    [raw] = reply(protocol, commit(final=True))  # a stray final right after done
+    assert_error(raw, "invalid_event", FINAL_WITHOUT_GENERATION_MESSAGE)
     assert kinds(protocol) == []
     assert reply(protocol, commit(), append(np.zeros(800))) == []
     assert kinds(protocol) == [StartGeneration, AudioReceived]

@@ -11,6 +11,7 @@ from voxdesk.engine.events import StreamErrorCode
 from voxdesk.engine.remote.realtime import encode_audio
 from voxdesk.engine.wire.realtime.events import ProtocolError, Usage
 from voxdesk.engine.wire.realtime.protocol import (
+    FINAL_WITHOUT_GENERATION_MESSAGE,
     MODEL_NOT_VALIDATED_MESSAGE,
     AudioReceived,
     EndOfAudio,
@@ -98,7 +99,8 @@ def test_full_generation_cycle_then_a_second_one(protocol: ServerProtocol) -> No
 
 def test_stray_final_commit_does_not_end_the_next_generation(protocol: ServerProtocol) -> None:
     send(protocol, type="session.update", model="")
-    assert send(protocol, type="input_audio_buffer.commit", final=True) == []
+    [error] = send(protocol, type="input_audio_buffer.commit", final=True)
+    assert error == {"type": "error", "error": FINAL_WITHOUT_GENERATION_MESSAGE, "code": "invalid_event"}
     send(protocol, type="input_audio_buffer.commit")
     append(protocol)
     assert [type(a) for a in protocol.events_received()] == [StartGeneration, AudioReceived]
