@@ -1,9 +1,10 @@
 # The two commands of the README: `make run` and `make test`. Both install what they need.
+# `make check` is the inner loop: lint and the unit tests (no model, process, device or display).
 VENV ?= .venv
 VLLM_VENV ?= .venv-vllm
 ARGS ?=
 
-.PHONY: run test lint bench fixtures installers clean
+.PHONY: run test check lint bench fixtures installers clean
 
 run:
 	@scripts/setup.sh
@@ -18,6 +19,9 @@ lint:
 	$(VENV)/bin/python -m ruff format --check .
 	scripts/link-namespace.sh
 	$(VENV)/bin/python -m mypy
+
+check: lint
+	$(VENV)/bin/python -m pytest -q -m "not vllm and not integration" --ignore=tests/installers
 
 bench:
 	@scripts/setup.sh --test

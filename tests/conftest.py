@@ -59,8 +59,21 @@ def fast_transcripts(engine: BuiltinEngine, fixture_audio: dict[str, np.ndarray]
     return Cache()
 
 
+RIG_FIXTURES = frozenset({"engine", "fast_transcripts", "speech", "fixture_audio", "virtual_mic", "x_display", "vllm_server"})
+"""Fixtures that load a model, synthesize speech or start a device or display: a test using one
+is an integration test, left out of ``make check``."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before pytest-qt creates the QApplication
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that uses a rig fixture ``integration`` (modules that start processes or
+    load models mark themselves)."""
+    for item in items:
+        if RIG_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.integration)
 
 
 @pytest.fixture(autouse=True)
