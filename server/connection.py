@@ -12,7 +12,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection
@@ -52,7 +52,7 @@ class Connection:
         config: ServerConfig,
         metrics: RealtimeMetrics,
         logger: logging.Logger,
-        dialect: type[ServerProtocol] = ServerProtocol,
+        dialect: Callable[..., ServerProtocol] = ServerProtocol,
     ) -> None:
         self.socket = socket
         self.log = ConnectionLog(logger, secrets.token_hex(2))

@@ -42,6 +42,7 @@ WIRE_FORBIDDEN = (
     "faster_whisper",
     "vllm",
     "torch",
+    "voxdesk.engine.audio.silero",  # the server gives a core its speech scorer
     # the layers around the cores
     "voxdesk.engine.remote",
     "voxdesk.engine.whisper",
@@ -102,7 +103,7 @@ def violations(rules: dict[str, tuple[str, ...]], root: Path = ROOT) -> list[str
     ]
 
 
-RULES = {
+RULES: dict[str, dict[str, tuple[str, ...]]] = {
     "layers": {f"voxdesk.{layer}": forbidden for layer, forbidden in FORBIDDEN.items()},
     "wire": {WIRE: WIRE_FORBIDDEN},
     "clients": {CLIENTS: ("voxdesk.server",), "voxdesk.server": (CLIENTS,)},
@@ -130,6 +131,7 @@ def test_client_engines_and_servers_do_not_import_each_other() -> None:
         ("engine/wire/realtime/protocol.py", "import asyncio", "wire"),
         ("engine/wire/wyoming/framing.py", "from websockets.asyncio.server import serve", "wire"),
         ("engine/wire/openai/protocol.py", "from voxdesk.engine.whisper.builtin import BuiltinEngine", "wire"),
+        ("engine/wire/openai/protocol.py", "from voxdesk.engine.audio.silero import SileroVad", "wire"),
         ("engine/remote/realtime.py", "from voxdesk.server.connection import Connection", "clients"),
         ("server/connection.py", "from voxdesk.engine.remote import realtime", "clients"),
         ("engine/session.py", "from voxdesk.app import settings", "layers"),

@@ -14,7 +14,6 @@ text minus capture of its speech end (so it includes the endpoint silence).
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import logging
 import time
@@ -26,7 +25,9 @@ import numpy as np
 from voxdesk.app.listening.capture import AudioCapture, MicrophoneUnavailable
 from voxdesk.app.listening.events import ControllerEvent, Problem, TranscriptChanged, UtteranceFinal
 from voxdesk.app.listening.transcript import Transcript, Utterance
-from voxdesk.engine.audio.vad import Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
+from voxdesk.engine.audio.endpoint import EndpointSettings
+from voxdesk.engine.audio.gate import GateAudio, GateEvent, GateStarted, GateStopped, SpeechGate
+from voxdesk.engine.audio.silero import SileroVad
 from voxdesk.engine.clock import DeliveryClock
 from voxdesk.engine.errors import AudioFormatError
 from voxdesk.engine.events import ProvisionalText, StreamError, TextDelta, TextRetracted, UtteranceDone
@@ -113,17 +114,13 @@ class ListeningSession:
             assert self._stream is not None
             await self._stream.feed.put(chunk)
             return
-        points = self._gate.process(chunk, start)
-        if self._stream is not None:
-            await self._stream.feed.put(chunk)
-        for point in points:
-            if isinstance(point, SpeechStarted) and self._stream is None:
-                pre_roll, pre_roll_start = self._gate.pre_roll()  # ends with this chunk
-                stream = _Stream(offset=pre_roll_start, speech_start=point.sample / SAMPLE_RATE)
-                self._open(stream)
-                await stream.feed.put(pre_roll)
-            elif isinstance(point, SpeechEnded) and self._stream is not None:
-                self._stream.speech_end = point.sample / SAMPLE_RATE
+        for step in self._gate.feed(chunk, start):
+            if isinstance(step, GateStarted) and self._stream is None:
+                self._open(_Stream(offset=step.audio_start, speech_start=step.sample / SAMPLE_RATE))
+            elif isinstance(step, GateAudio) and self._stream is not None:
+                await self._stream.feed.put(step.samples)
+            elif isinstance(step, GateStopped) and self._stream is not None:
+                self._stream.speech_end = step.sample / SAMPLE_RATE
                 self._stream.feed.end()
                 self._stream = None
 
@@ -208,31 +205,21 @@ def _copy(utterance: Utterance) -> Utterance:
 
 
 class _SpeechGate:
-    """Voice-activity detection over the session's audio, with a short pre-roll buffer."""
+    """The session's speech gate: Silero VAD, the configured end-of-speech silence and
+    ``PRE_ROLL_SECONDS`` of pre-roll, in session samples; :meth:`reset` starts it afresh."""
 
     def __init__(self, silence_seconds: float) -> None:
         self._vad = SileroVad()
-        self._settings = EndpointSettings(silence_seconds=silence_seconds)
-        self._endpointer = Endpointer(self._settings)
-        self._recent: collections.deque[tuple[int, np.ndarray]] = collections.deque()
-        self._offset = 0  # session sample where the VAD's own count starts
+        self._endpoint = EndpointSettings(silence_seconds=silence_seconds)
+        self._gate: SpeechGate | None = None  # made at the first chunk after a reset
 
     def reset(self) -> None:
+        """Forget all audio: the next chunk starts a new stream for the VAD."""
         self._vad.reset()
-        self._endpointer = Endpointer(self._settings)
-        self._recent.clear()
-        self._offset = -1
+        self._gate = None
 
-    def process(self, chunk: np.ndarray, start: int) -> list[SpeechStarted | SpeechEnded]:
-        """Onsets and ends (in session samples) that ``chunk`` completes."""
-        if self._offset < 0:
-            self._offset = start
-        self._recent.append((start, chunk))
-        while self._recent and self._recent[0][0] + len(self._recent[0][1]) < start - PRE_ROLL_SECONDS * SAMPLE_RATE:
-            self._recent.popleft()
-        points = self._endpointer.process(self._vad.probabilities(chunk))
-        return [type(point)(point.sample + self._offset) for point in points]
-
-    def pre_roll(self) -> tuple[np.ndarray, int]:
-        """The recent audio (ending with the latest chunk) and its first session sample."""
-        return np.concatenate([chunk for _, chunk in self._recent]), self._recent[0][0]
+    def feed(self, chunk: np.ndarray, start: int) -> list[GateEvent]:
+        """The gate's events for ``chunk``, which starts at session sample ``start``."""
+        if self._gate is None:
+            self._gate = SpeechGate(self._vad.probabilities, self._endpoint, PRE_ROLL_SECONDS, start)
+        return self._gate.feed(chunk)

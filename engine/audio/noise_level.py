@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from voxdesk.engine.audio.vad import VAD_WINDOW
+from voxdesk.engine.audio.endpoint import VAD_WINDOW
 
 __all__ = ["NoiseLevel"]
 
@@ -31,7 +31,7 @@ class NoiseLevel:
 
     def add(self, samples: np.ndarray, probabilities: np.ndarray) -> None:
         """Take the next ``samples`` of the stream and the probabilities of the VAD windows they
-        completed (as :meth:`voxdesk.engine.audio.vad.SileroVad.probabilities` returned them)."""
+        completed (as :meth:`voxdesk.engine.audio.silero.SileroVad.probabilities` returned them)."""
         audio = np.concatenate([self._rest, samples])
         count = min(len(probabilities), len(audio) // VAD_WINDOW)
         self._rest = audio[count * VAD_WINDOW :]

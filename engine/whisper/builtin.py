@@ -27,8 +27,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from voxdesk.engine.audio.endpoint import EndpointSettings
+from voxdesk.engine.audio.gate import GateAudio, GateStarted, SpeechGate
 from voxdesk.engine.audio.noise_level import NoiseLevel
-from voxdesk.engine.audio.vad import Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
+from voxdesk.engine.audio.silero import SileroVad
 from voxdesk.engine.errors import AudioFormatError
 from voxdesk.engine.events import (
     EngineEvent,
@@ -88,7 +90,7 @@ class BuiltinSettings:
     window_keep_seconds: float = 2.0  # audio a trimmed window keeps before its end
     commit_min_logprob: float = -0.6  # a partial less sure than this (mean log-probability) commits nothing
     noisy_snr_db: float = 12.0  # below this estimated SNR partials commit nothing: the final decides every word
-    pre_roll_seconds: float = 0.3
+    pre_roll_seconds: float = 0.3  # audio before speech start that its utterance begins with
     post_roll_seconds: float = 0.2
     max_utterance_seconds: float = 20.0
     cut_retry_seconds: float = 2.0
@@ -206,7 +208,7 @@ class _EarlyFinal:
 
 
 class _Session:
-    """One stream: audio kept from ``_audio_start`` on, VAD state, the open utterance."""
+    """One stream: its speech gate, the open utterance and its audio (from ``_audio_start`` on)."""
 
     def __init__(self, engine: BuiltinEngine, decoder: WhisperDecoder) -> None:
         self._engine = engine
@@ -214,7 +216,7 @@ class _Session:
         self._settings = engine.settings
         self._vad = SileroVad()
         self._noise = NoiseLevel()
-        self._endpointer = Endpointer(self._settings.endpoint)
+        self._gate = SpeechGate(self._score, self._settings.endpoint, self._settings.pre_roll_seconds)
         self._audio = np.zeros(0, np.float32)
         self._audio_start = 0
         self._utterance: _Utterance | None = None
@@ -225,7 +227,13 @@ class _Session:
 
     @property
     def _position(self) -> int:
-        return self._audio_start + len(self._audio)
+        return self._gate.position
+
+    def _score(self, chunk: np.ndarray) -> np.ndarray:
+        """The gate's speech probabilities, which the noise estimate reads too."""
+        probabilities = self._vad.probabilities(chunk)
+        self._noise.add(chunk, probabilities)
+        return probabilities
 
     async def run(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
         chunks = aiter(audio)
@@ -252,7 +260,7 @@ class _Session:
                     next_chunk = asyncio.ensure_future(anext(chunks))
                 self._start_decodes()
             if self._utterance is not None:
-                async for event in self._finish(self._position, self._endpointer.last_voiced_end):
+                async for event in self._finish(self._position, self._gate.endpointer.last_voiced_end):
                     yield event
         except AudioFormatError:
             raise
@@ -276,28 +284,28 @@ class _Session:
             self._settings.end_at_finished_sentence
             and result.utterance is utterance
             and result.committed == len(utterance.agreement.committed)
-            and self._endpointer.in_speech
-            and self._endpointer.last_voiced_end == result.speech_end
+            and self._gate.endpointer.in_speech
+            and self._gate.endpointer.last_voiced_end == result.speech_end
             and ends_a_sentence(utterance.agreement.committed + result.words)
         ):
             return
-        point = self._endpointer.end_speech()
-        async for event in self._finish(self._speech_audio_end(point.sample), point.sample):
+        stopped = self._gate.end()
+        assert stopped is not None  # in speech, checked above
+        async for event in self._finish(self._speech_audio_end(stopped.sample), stopped.sample):
             yield event
 
     async def _consume(self, chunk: np.ndarray) -> AsyncIterator[EngineEvent]:
         """Add a chunk; start, cut and finish utterances at the points it makes."""
-        self._audio = np.concatenate([self._audio, chunk])
         if self._utterance is not None:
             self._utterance.since_partial += len(chunk)
-        probabilities = self._vad.probabilities(chunk)
-        self._noise.add(chunk, probabilities)
-        for point in self._endpointer.process(probabilities):
-            if isinstance(point, SpeechStarted):
-                pre_roll = int(self._settings.pre_roll_seconds * SAMPLE_RATE)
-                self._open_utterance(max(self._audio_start, point.sample - pre_roll), point.sample)
-            elif isinstance(point, SpeechEnded) and self._utterance is not None:
-                async for event in self._finish(self._speech_audio_end(point.sample), point.sample):
+        for step in self._gate.feed(chunk):
+            if isinstance(step, GateAudio):
+                self._audio = np.concatenate([self._audio, step.samples])
+            elif isinstance(step, GateStarted):
+                self._audio, self._audio_start = np.zeros(0, np.float32), step.audio_start
+                self._open_utterance(step.audio_start, step.sample)
+            elif self._utterance is not None:
+                async for event in self._finish(self._speech_audio_end(step.sample), step.sample):
                     yield event
         if self._utterance is not None and self._position > self._utterance.next_cut:
             async for event in self._cut_long_utterance():
@@ -316,9 +324,8 @@ class _Session:
         )
 
     def _forget_old_audio(self) -> None:
-        keep_from = self._position - int(self._settings.pre_roll_seconds * SAMPLE_RATE)
-        if self._utterance is not None:
-            keep_from = min(keep_from, self._utterance.start)
+        """Drop audio before the open utterance (the gate holds the next one's pre-roll)."""
+        keep_from = self._position if self._utterance is None else self._utterance.start
         if keep_from > self._audio_start:
             self._audio = self._audio[keep_from - self._audio_start :]
             self._audio_start = keep_from
@@ -335,10 +342,10 @@ class _Session:
         utterance = self._utterance
         if utterance is None or self._partial is not None:
             return
-        silence = self._endpointer.trailing_silence_seconds
+        silence = self._gate.endpointer.trailing_silence_seconds
         if silence >= self._early_final_silence(utterance):
             # Once per pause, and again should a partial that was still running commit more words.
-            key = (utterance, self._endpointer.last_voiced_end, len(utterance.agreement.committed))
+            key = (utterance, self._gate.endpointer.last_voiced_end, len(utterance.agreement.committed))
             if self._early_for != key and (self._early is None or self._early.done()):  # never two queued
                 self._early_for = key
                 self._early = asyncio.ensure_future(self._decode_early_final(utterance, key[1]))

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import logging
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
+from voxdesk.engine.audio.silero import SileroVad
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.session import ProgressCallback, StreamingEngine
 from voxdesk.engine.wire.openai.events import is_openai_path
@@ -152,7 +154,9 @@ class RealtimeServer:
 
     async def _handle(self, socket: ServerConnection) -> None:
         openai = socket.request is not None and is_openai_path(socket.request.path)
-        dialect = OpenAIServerProtocol if openai else ServerProtocol
+        dialect: Callable[..., ServerProtocol] = ServerProtocol
+        if openai:  # its server_vad scores speech with a fresh Silero VAD for each turn detection
+            dialect = functools.partial(OpenAIServerProtocol, scorers=lambda: SileroVad().probabilities)
         connection = Connection(socket, self.engine, self.config, self.metrics, logger, dialect)
         self._connections.add(connection)
         try:

@@ -11,7 +11,7 @@ import pytest
 from tests.recognition import noise_at
 from voxdesk.app.files.transcription import TimedEvent, transcribe_audio
 from voxdesk.engine.audio.noise_level import NoiseLevel
-from voxdesk.engine.audio.vad import SileroVad
+from voxdesk.engine.audio.silero import SileroVad
 from voxdesk.engine.events import ProvisionalText, TextDelta
 from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings
 

@@ -11,7 +11,7 @@ import pytest
 from tests.recognition import assert_recognized
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.transcription import transcribe_audio
-from voxdesk.engine.audio.vad import Endpointer, EndpointSettings, SpeechEnded, SpeechStarted
+from voxdesk.engine.audio.endpoint import Endpointer, EndpointSettings, SpeechEnded, SpeechStarted
 from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings, ends_a_sentence
 
 SILENCE = 5.0

@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from tests.speech_fixtures import Fixture
-from voxdesk.engine.audio.vad import VAD_WINDOW, Endpointer, EndpointSettings, SileroVad, SpeechEnded, SpeechStarted
+from voxdesk.engine.audio.endpoint import VAD_WINDOW, Endpointer, EndpointSettings, SpeechEnded, SpeechStarted
+from voxdesk.engine.audio.silero import SileroVad
 
 WINDOW_SECONDS = VAD_WINDOW / 16_000
 

@@ -7,8 +7,9 @@ this class maps OpenAI's client events onto them and the engine's output back ou
   commit), its 24 kHz audio resampled to 16 kHz with soxr;
 - ``input_audio_buffer.commit`` answers ``committed`` with a new item and ends the
   generation's audio (vLLM's final commit); its ``done`` becomes ``…transcription.completed``;
-- with ``server_vad`` turn detection (:mod:`~voxdesk.engine.audio.server_vad`) speech start and
-  stop are announced and each utterance is committed by the server;
+- with ``server_vad`` turn detection (a :class:`~voxdesk.engine.audio.gate.SpeechGate` over
+  the speech scorer the server gives) speech start and stop are announced and each utterance
+  is committed by the server;
 - audio and commits that arrive while a turn is finalizing wait, in order, and replay when it
   is done (vLLM would drop them), so turns may follow each other without waiting.
 
@@ -17,13 +18,14 @@ Section numbers refer to ``shared/docs/openai-realtime-reference.md``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import soxr
 
-from voxdesk.engine.audio.server_vad import ServerVad, TurnAudio, TurnEvent, TurnStarted
-from voxdesk.engine.audio.vad import SileroVad
+from voxdesk.engine.audio.endpoint import EndpointSettings
+from voxdesk.engine.audio.gate import GateAudio, GateEvent, GateStarted, Scorer, SpeechGate
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.events import StreamErrorCode
 from voxdesk.engine.session import SAMPLE_RATE
@@ -44,13 +46,19 @@ MIN_COMMIT_SAMPLES = RATE // 10
 """OpenAI refuses to commit less than 100 ms of audio (§6)."""
 
 _Waiting = np.ndarray | str  # audio, or the item id of a commit
+_NEVER_CUT = 24 * 3600.0  # OpenAI does not end long speech early: no shorter pause after long speech
 
 
 class OpenAIServerProtocol(ServerProtocol):
-    """One OpenAI transcription session, server side; the same interface as the base."""
+    """One OpenAI transcription session, server side; the same interface as the base.
 
-    def __init__(self, served_model: str, **options: Any) -> None:
+    ``scorers`` makes a fresh speech scorer for each ``server_vad`` turn detection (Silero VAD
+    in ``voxdesk serve``); without it ``server_vad`` is refused.
+    """
+
+    def __init__(self, served_model: str, *, scorers: Callable[[], Scorer] | None = None, **options: Any) -> None:
         super().__init__(served_model, **options)
+        self._scorers = scorers
         self.model_validated = True  # OpenAI has no model check before audio
         self._wire = ServerEvents()
         self.settings = SessionSettings(id=self._wire.new_id("sess"), model=served_model)
@@ -63,7 +71,7 @@ class OpenAIServerProtocol(ServerProtocol):
         self._early = ""  # its text from before the commit
         self._discard = False  # cleared before its commit: its output is dropped
         self._generation_samples = 0
-        self._vad: ServerVad | None = None
+        self._vad: SpeechGate | None = None
         self._vad_item = ""  # the item speech_started announced
 
     # Input from the client
@@ -111,10 +119,10 @@ class OpenAIServerProtocol(ServerProtocol):
         detection = self.settings.turn_detection
         if detection == before:
             return
-        if self._vad is not None and self._vad.in_speech:
+        if self._vad is not None and self._vad.endpointer.in_speech:
             self._clear_buffer()  # the open turn's audio belonged to the old turn detection
         try:
-            self._vad = None if detection is None else _server_vad(detection)
+            self._vad = None if detection is None else self._server_vad(detection)
         except EngineUnavailable as error:
             self.settings.turn_detection = None
             raise OpenAIRequestError(
@@ -134,21 +142,32 @@ class OpenAIServerProtocol(ServerProtocol):
                 self._turn_event(event)
         self._buffered += len(samples)
 
-    def _turn_event(self, event: TurnEvent) -> None:
+    def _server_vad(self, detection: dict[str, Any]) -> SpeechGate:
+        """A fresh ``server_vad`` gate (raises ``EngineUnavailable`` without a scorer)."""
+        if self._scorers is None:
+            raise EngineUnavailable("this server gave the session no speech detector")
+        endpoint = EndpointSettings(
+            threshold=detection["threshold"],
+            silence_seconds=detection["silence_duration_ms"] / 1000,
+            long_speech_seconds=_NEVER_CUT,
+        )
+        return SpeechGate(self._scorers(), endpoint, detection["prefix_padding_ms"] / 1000)
+
+    def _turn_event(self, event: GateEvent) -> None:
         """Server VAD: announce speech, route its audio, commit its turn when it stops."""
-        if isinstance(event, TurnStarted):
+        if isinstance(event, GateStarted):
             self._vad_item = self._wire.new_id("item")
             self._outgoing.append(
                 self._wire.event(
-                    "input_audio_buffer.speech_started", audio_start_ms=event.audio_start_ms, item_id=self._vad_item
+                    "input_audio_buffer.speech_started", audio_start_ms=_ms(event.audio_start), item_id=self._vad_item
                 )
             )
-        elif isinstance(event, TurnAudio):
+        elif isinstance(event, GateAudio):
             self._route(event.samples)
         else:
             self._outgoing.append(
                 self._wire.event(
-                    "input_audio_buffer.speech_stopped", audio_end_ms=event.audio_end_ms, item_id=self._vad_item
+                    "input_audio_buffer.speech_stopped", audio_end_ms=_ms(event.sample), item_id=self._vad_item
                 )
             )
             self._commit_item(self._vad_item)
@@ -161,6 +180,7 @@ class OpenAIServerProtocol(ServerProtocol):
                     "input_audio_buffer_commit_empty",
                     "Error committing input audio buffer: no speech since the last turn.",
                 )
+            self._vad.drop()  # the next turn's padding is audio after this commit
             self._turn_event(stopped)
             return
         if self._buffered < MIN_COMMIT_SAMPLES:
@@ -316,14 +336,9 @@ class OpenAIServerProtocol(ServerProtocol):
         return self._wire.event(kind, previous_item_id=None, item={**body, "content": content})
 
 
-def _server_vad(detection: dict[str, Any]) -> ServerVad:
-    """A fresh ``server_vad`` over Silero VAD (raises ``EngineUnavailable`` without it)."""
-    return ServerVad(
-        SileroVad().probabilities,
-        detection["threshold"],
-        detection["prefix_padding_ms"],
-        detection["silence_duration_ms"],
-    )
+def _ms(sample: int) -> int:
+    """Milliseconds from the session's first 16 kHz sample."""
+    return sample * 1000 // SAMPLE_RATE
 
 
 def _resampler() -> soxr.ResampleStream:

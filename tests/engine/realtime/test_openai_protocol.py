@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from tests.engine.fake_scorer import FakeScorer, script
 from tests.engine.realtime.openai_sdk import MODELS
 from voxdesk.engine.wire.openai.protocol import OpenAIServerProtocol
 from voxdesk.engine.wire.realtime.protocol import AudioReceived, EndOfAudio, Generation, StartGeneration
@@ -48,6 +49,8 @@ def events(protocol: OpenAIServerProtocol) -> list[Event]:
 APPEND = {"type": "input_audio_buffer.append", "audio": SECOND}
 COMMIT = {"type": "input_audio_buffer.commit"}
 CLEAR = {"type": "input_audio_buffer.clear"}
+SERVER_VAD = {"type": "session.update", "session": {"audio": {"input": {"turn_detection": {"type": "server_vad"}}}}}
+PADDING = 4800  # server_vad's default prefix_padding_ms, 300 ms, in 16 kHz samples
 
 
 def test_text_before_the_commit_waits_for_the_item_then_completes_it() -> None:
@@ -116,3 +119,46 @@ def test_the_session_audio_limit_is_buffer_full_in_openai_shape() -> None:
     assert send(protocol, APPEND) == []
     [error] = send(protocol, {**APPEND, "event_id": "e9"})
     assert error["error"]["code"] == "buffer_full" and error["error"]["event_id"] == "e9"
+
+
+def vad_opened(probabilities: np.ndarray) -> OpenAIServerProtocol:
+    """A session with server_vad over a FAKE scorer of scripted per-window probabilities."""
+    protocol = opened(scorers=lambda: FakeScorer(probabilities))
+    [updated] = send(protocol, SERVER_VAD)
+    assert updated["type"] == "session.updated"
+    return protocol
+
+
+def received_samples(protocol: OpenAIServerProtocol) -> int:
+    return sum(len(a.samples) for a in protocol.events_received() if isinstance(a, AudioReceived))
+
+
+def test_server_vad_is_refused_by_a_session_given_no_speech_scorer() -> None:
+    protocol = opened()
+    [error] = send(protocol, SERVER_VAD)
+    assert error["error"]["code"] == "unsupported_turn_detection"
+    assert protocol.settings.turn_detection is None
+
+
+def test_server_vad_announces_a_turn_from_its_padding_and_commits_it_when_speech_stops() -> None:
+    protocol = vad_opened(script((0.0, 20), (0.9, 30), (0.0, 25)))  # speech in windows 20 to 49
+    started, stopped, committed, added = send(protocol, APPEND, APPEND, APPEND)
+    assert started["type"] == "input_audio_buffer.speech_started"
+    assert started["audio_start_ms"] == (20 * 512 - PADDING) * 1000 // 16_000
+    assert stopped["type"] == "input_audio_buffer.speech_stopped" and stopped["audio_end_ms"] == 50 * 512 // 16
+    assert committed["type"] == "input_audio_buffer.committed" and added["type"] == "conversation.item.added"
+    assert committed["item_id"] == started["item_id"] == stopped["item_id"]
+    received = protocol.events_received()
+    assert isinstance(received[0], StartGeneration) and isinstance(received[-1], EndOfAudio)
+
+
+def test_a_commit_in_speech_ends_the_turn_and_the_next_turns_padding_starts_after_it() -> None:
+    protocol = vad_opened(script((0.0, 20), (0.9, 200)))
+    [started] = send(protocol, APPEND)
+    committed_to = 20 * 512 - PADDING + received_samples(protocol)  # the turn's audio: padding to here
+    stopped, committed, _ = send(protocol, COMMIT)
+    assert stopped["audio_end_ms"] == committed_to // 512 * 512 * 1000 // 16_000  # the last voiced window
+    assert committed["item_id"] == started["item_id"]
+    [restarted] = send(protocol, APPEND)
+    assert restarted["type"] == "input_audio_buffer.speech_started"
+    assert restarted["audio_start_ms"] == committed_to * 1000 // 16_000  # none of the committed audio again

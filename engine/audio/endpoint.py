@@ -1,75 +1,21 @@
-"""Voice-activity detection: Silero VAD through onnxruntime, and a pure endpointer.
+"""Where speech starts and ends, from per-window speech probabilities; pure, no model.
 
-The Silero model file is the one faster-whisper ships (``assets/silero_vad_v6.onnx``), run
-with plain onnxruntime so no torch is needed.
+The probabilities come one per :data:`VAD_WINDOW` samples, from the stream's first sample on
+(as :class:`~voxdesk.engine.audio.silero.SileroVad` gives them).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib.util import find_spec
-from pathlib import Path
 
 import numpy as np
 
-from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.session import SAMPLE_RATE
 
-__all__ = ["VAD_WINDOW", "EndpointSettings", "Endpointer", "SileroVad", "SpeechEnded", "SpeechStarted"]
+__all__ = ["VAD_WINDOW", "EndpointSettings", "Endpointer", "SpeechEnded", "SpeechStarted"]
 
 VAD_WINDOW = 512
 """Samples per VAD decision (32 ms at 16 kHz)."""
-
-_CONTEXT = 64  # samples of the previous window the model sees before each new one
-
-
-def silero_model_path() -> Path:
-    """Where faster-whisper's Silero VAD ONNX file is installed."""
-    spec = find_spec("faster_whisper")
-    if spec is None or not spec.submodule_search_locations:
-        raise EngineUnavailable("faster-whisper is not installed: pip install faster-whisper==1.2.1")
-    path = Path(next(iter(spec.submodule_search_locations))) / "assets" / "silero_vad_v6.onnx"
-    if not path.is_file():
-        raise EngineUnavailable(f"Silero VAD model missing at {path}; reinstall faster-whisper")
-    return path
-
-
-class SileroVad:
-    """Streaming Silero VAD: feed samples, get one speech probability per 512-sample window."""
-
-    def __init__(self) -> None:
-        import onnxruntime
-
-        options = onnxruntime.SessionOptions()
-        options.inter_op_num_threads = 1
-        options.intra_op_num_threads = 1
-        options.log_severity_level = 4
-        self._session = onnxruntime.InferenceSession(
-            str(silero_model_path()), providers=["CPUExecutionProvider"], sess_options=options
-        )
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget all audio seen so far."""
-        self._h = np.zeros((1, 1, 128), np.float32)
-        self._c = np.zeros((1, 1, 128), np.float32)
-        self._context = np.zeros(_CONTEXT, np.float32)
-        self._rest = np.zeros(0, np.float32)
-
-    def probabilities(self, samples: np.ndarray) -> np.ndarray:
-        """Speech probability for every window completed by ``samples``; leftovers wait."""
-        audio = np.concatenate([self._rest, samples])
-        count = len(audio) // VAD_WINDOW
-        self._rest = audio[count * VAD_WINDOW :]
-        if count == 0:
-            return np.zeros(0, np.float32)
-        windows = audio[: count * VAD_WINDOW].reshape(count, VAD_WINDOW)
-        contexts = np.vstack([self._context[None], windows[:-1, -_CONTEXT:]])
-        self._context = windows[-1, -_CONTEXT:].copy()
-        # The model reads the batch axis as time and carries its LSTM state along it.
-        batch = np.ascontiguousarray(np.concatenate([contexts, windows], axis=1))
-        probs, self._h, self._c = self._session.run(None, {"input": batch, "h": self._h, "c": self._c})
-        return np.asarray(probs, np.float32).reshape(-1)
 
 
 @dataclass(frozen=True)
@@ -122,6 +68,11 @@ class Endpointer:
     def in_speech(self) -> bool:
         """Whether the last window processed was inside speech."""
         return self._in_speech
+
+    @property
+    def onset_samples(self) -> int:
+        """How far a start lies before the end of the window that confirms it."""
+        return self._onset_windows * VAD_WINDOW
 
     @property
     def trailing_silence_seconds(self) -> float:
