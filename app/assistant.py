@@ -3,12 +3,14 @@ file queue, joined."""
 
 from __future__ import annotations
 
-from voxdesk.app.actions import ActionCenter, Services
+from voxdesk.app.actions import ActionCenter, CommandSource, Services
+from voxdesk.app.actions.commands import problem_summary
 from voxdesk.app.files.queue import FileQueue
 from voxdesk.app.files.queue_runner import EngineFileRunner
 from voxdesk.app.history.live import LiveHistory
 from voxdesk.app.history.store import HistoryStore
 from voxdesk.app.listening.controller import Controller
+from voxdesk.app.listening.events import Problem
 from voxdesk.app.settings import Settings
 from voxdesk.app.voice_actions import VoiceActions
 
@@ -29,14 +31,22 @@ class Assistant:
         self.controller = Controller(settings)
         self.history = LiveHistory(self.controller, history_store) if history_store is not None else None
         services.stop_listening = services.stop_listening or self.controller.request_stop
-        self.center = ActionCenter(settings.actions, services)
+        # Mistakes in the command files are shown as problems, like those of the settings.
+        self.commands = CommandSource(on_problems=self._command_problems)
+        self.center = ActionCenter(settings.actions, services, commands=self.commands)
         self.actions = VoiceActions(self.controller, self.center, self.history)
         self.file_runner = EngineFileRunner(history_store, settings.engine)
         self.files = FileQueue(self.file_runner)
 
     async def start(self) -> None:
-        """Load the engine the settings name; a failure is reported to the controller's listeners."""
+        """Load the engine the settings name; a failure, and the command files' problems, are
+        reported to the controller's listeners."""
+        if self.commands.problems:  # found while building, before anyone listened
+            self._command_problems(self.commands.problems)
         await self.controller.load_engine()
+
+    def _command_problems(self, problems: list[str]) -> None:
+        self.controller.report(Problem(problem_summary(problems)))
 
     async def apply_settings(self, settings: Settings) -> None:
         """Use new settings: the engine, microphone and listening options, the actions', and the

@@ -8,6 +8,10 @@ A phrase is words with slots in braces: ``open {app}``, ``set a timer for {n:num
 {unit:minutes|seconds|hours}``. Slot types: ``text`` (the default: the words said, edge
 punctuation stripped), ``raw`` (verbatim), ``number``, ``keys`` (a key combination such as
 "control shift t") and enumerations written ``a|b|c``.
+
+A mistake in a file costs only what it touches: a command that is not valid is skipped, and a
+TOML syntax error only the ``[commands.NAME]`` table it is in. Each is reported as
+``FILE:LINE: what is wrong``.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import logging
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +42,7 @@ __all__ = [
     "load_command_file",
     "parse_commands",
     "parse_pattern",
+    "problem_summary",
     "user_commands_path",
 ]
 
@@ -56,6 +61,9 @@ SLOT_TYPES = (SlotKind.TEXT, SlotKind.RAW, SlotKind.NUMBER, SlotKind.KEYS)
 _FILE_ACTIONS = tuple(a for a in Action if a is not Action.RUN)
 _SLOT = re.compile(r"\{(\w+)(?::([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_HEADER = re.compile(r"^\s*\[\[?([^\]#]*)")  # a table header's dotted key, even one missing its "]"
+_KEY = re.compile(r'^\s*("[^"]*"|[A-Za-z0-9_-]+)\s*[.=]')  # a key=value line's first key
+_TOML_POSITION = re.compile(r"\s*\(at (?:line (\d+), column \d+|end of document)\)$")
 
 
 class CommandFileError(VoxdeskError):
@@ -214,32 +222,133 @@ def _command(name: str, entry: Any, origin: str, allow_run: bool) -> Command:
     )
 
 
-def parse_commands(data: Mapping[str, Any], origin: str, *, allow_run: bool) -> tuple[list[Command], list[str]]:
-    """Commands from parsed TOML (``[commands.NAME]`` tables), and one warning per command skipped."""
+def parse_commands(
+    data: Mapping[str, Any], origin: str, *, allow_run: bool, lines: Mapping[str, int] | None = None
+) -> tuple[list[Command], list[str]]:
+    """Commands from parsed TOML (``[commands.NAME]`` tables), and one warning per command skipped.
+
+    ``lines`` gives the line each table starts on (``"commands.NAME"``, ``"NAME"``) for the warnings.
+    """
+    lines = lines or {}
+
+    def where(key: str) -> str:
+        return f"{origin}:{lines[key]}" if key in lines else origin
+
     warnings: list[str] = []
     table = data.get("commands", {})
     if not isinstance(table, dict):
-        return [], [f"{origin}: [commands] must be a table"]
-    extra = set(data) - {"commands"}
-    if extra:
-        warnings.append(f"{origin}: ignored unknown sections {', '.join(sorted(extra))}")
+        return [], [f"{where('commands')}: [commands] must be a table"]
+    for extra in sorted(set(data) - {"commands"}):
+        warnings.append(f"{where(extra)}: ignored unknown section [{extra}]")
     commands: list[Command] = []
     for name, entry in table.items():
         try:
             commands.append(_command(name, entry, origin, allow_run))
         except ValueError as error:
-            warnings.append(f"{origin}: ignored command {name!r}: {error}")
+            warnings.append(f"{where(f'commands.{name}')}: ignored command {name!r}: {error}")
     return commands, warnings
 
 
 def load_command_file(path: Path, *, allow_run: bool) -> tuple[list[Command], list[str]]:
-    """Commands from one TOML file; CommandFileError when it cannot be read or parsed."""
+    """Commands from one TOML file, and one ``FILE:LINE: ...`` warning per part skipped.
+
+    Raises:
+        CommandFileError: the file cannot be read, is not UTF-8, or no part of it is valid TOML.
+    """
     try:
-        with path.open("rb") as file:
-            data = tomllib.load(file)
-    except (OSError, tomllib.TOMLDecodeError) as error:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as error:
         raise CommandFileError(f"could not read {path}: {error}") from error
-    return parse_commands(data, str(path), allow_run=allow_run)
+    except UnicodeDecodeError as error:
+        raise CommandFileError(f"could not read {path}: not UTF-8 text (byte {error.start})") from error
+    data, syntax_errors = _parse_tables(text)
+    if data is None:
+        line, _, message = syntax_errors[0]
+        raise CommandFileError(f"could not read {path}:{line}: not valid TOML: {message}")
+    skipped = [
+        f"{path}:{line}: skipped {f'[{table}]' if table else 'the lines before the first table'}, "
+        f"which is not valid TOML: {message}"
+        for line, table, message in syntax_errors
+    ]
+    commands, warnings = parse_commands(data, str(path), allow_run=allow_run, lines=_table_lines(text))
+    return commands, skipped + warnings
+
+
+def _parse_tables(text: str) -> tuple[dict[str, Any] | None, list[tuple[int, str, str]]]:
+    """``text`` as TOML; on a syntax error, each top table (``[commands.NAME]`` with its
+    subtables) parsed alone so the valid ones still load. The data (``None`` when no table
+    parsed) and each syntax error's line, table and message."""
+    try:
+        return tomllib.loads(text), []
+    except tomllib.TOMLDecodeError:
+        pass
+    # Each table is parsed from the file with every other table's lines blanked, so the line
+    # numbers in its errors are the file's. (A multi-line string whose lines look like table
+    # headers would be cut, but only in a file that is broken already.)
+    lines = text.splitlines()
+    owner: list[str] = []
+    current = ""
+    for line in lines:
+        header = _HEADER.match(line)
+        if header:
+            current = _top_table(header.group(1))
+        owner.append(current)
+    data: dict[str, Any] = {}
+    errors: list[tuple[int, str, str]] = []
+    parsed_any = False
+    for table in dict.fromkeys(owner):
+        alone = "\n".join(line if key == table else "" for line, key in zip(lines, owner, strict=True))
+        try:
+            _merge(data, tomllib.loads(alone))
+            parsed_any = True
+        except tomllib.TOMLDecodeError as error:
+            line, message = _toml_error(error, len(lines))
+            errors.append((line, table, message))
+    return (data if parsed_any else None), errors
+
+
+def _top_table(key: str) -> str:
+    """The table a header belongs to: ``commands.NAME`` for ``[commands.NAME.args]``."""
+    parts = [part.strip().strip("\"'") for part in key.split(".")]
+    return ".".join(parts[:2] if parts[0] == "commands" else parts[:1])
+
+
+def _merge(into: dict[str, Any], data: Mapping[str, Any]) -> None:
+    for key, value in data.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def _toml_error(error: tomllib.TOMLDecodeError, last_line: int) -> tuple[int, str]:
+    message = str(error)
+    position = _TOML_POSITION.search(message)
+    if position is None:
+        return 1, message
+    return int(position.group(1) or last_line), message[: position.start()]
+
+
+def _table_lines(text: str) -> dict[str, int]:
+    """The line each table starts on: ``NAME`` for ``[NAME]``, ``commands.NAME`` for a command
+    (its own header, or its key in ``[commands]``)."""
+    found: dict[str, int] = {}
+    current = ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _HEADER.match(line)
+        if header:
+            current = _top_table(header.group(1))
+            found.setdefault(current, number)
+            found.setdefault(current.split(".")[0], number)
+        elif current == "commands" and (key := _KEY.match(line)):
+            found.setdefault(f"commands.{key.group(1).strip(chr(34))}", number)
+    return found
+
+
+def problem_summary(problems: Sequence[str]) -> str:
+    """One line for the user about the problems of the command files."""
+    more = f" (and {len(problems) - 1} more: `voxdesk commands check` lists them)" if len(problems) > 1 else ""
+    return f"voice commands: {problems[0]}{more}"
 
 
 def user_commands_path() -> Path:
@@ -250,9 +359,10 @@ def user_commands_path() -> Path:
 class CommandSource:
     """The current command set: defaults plus the user's file, reloaded when that file changes.
 
-    Each call to :meth:`commands` checks the user file's modification time (one ``stat``). A
-    file that cannot be parsed is reported once through ``on_warning`` and the commands loaded
-    before stay in use.
+    Each call to :meth:`commands` checks the user file's modification time (one ``stat``). Each
+    problem of a load is reported once through ``on_warning``, and the load's problems together
+    through ``on_problems``; :attr:`problems` holds those of the command set in effect. A file
+    that cannot be parsed at all leaves the commands loaded before in use.
     """
 
     def __init__(
@@ -260,15 +370,19 @@ class CommandSource:
         defaults_path: Path = DEFAULTS_PATH,
         user_path: Path | None = None,
         on_warning: Callable[[str], None] | None = None,
+        on_problems: Callable[[list[str]], None] | None = None,
     ) -> None:
         self.defaults_path = defaults_path
         self.user_path = user_path if user_path is not None else user_commands_path()
         self.on_warning = on_warning  # None: warnings go to the "voxdesk.actions" logger
+        self.on_problems = on_problems
         self.warnings: list[str] = []
         try:
             defaults, warnings = load_command_file(defaults_path, allow_run=False)
         except CommandFileError as error:  # a broken installation: the user's own commands still work
             defaults, warnings = [], [f"{error}; the default commands are unavailable"]
+        self._default_problems = warnings
+        self.problems = list(warnings)
         self._warn(warnings)
         self._defaults = {c.name: c for c in defaults}
         self._user: dict[str, Command] = {}
@@ -283,6 +397,12 @@ class CommandSource:
                 self.on_warning(warning)
             else:
                 logger.warning("%s", warning)
+
+    def _loaded(self, user_problems: list[str]) -> None:
+        self._warn(user_problems)
+        self.problems = [*self._default_problems, *user_problems]
+        if self.problems and self.on_problems:
+            self.on_problems(list(self.problems))
 
     def commands(self) -> tuple[Command, ...]:
         """The commands in effect now."""
@@ -299,14 +419,15 @@ class CommandSource:
     def _reload(self, exists: bool) -> None:
         if not exists:
             self._user = {}
+            self._loaded([])
         else:
             try:
                 user, warnings = load_command_file(self.user_path, allow_run=True)
             except CommandFileError as error:
                 kept = "your previous commands" if self._user else "the default commands"
-                self._warn([f"{error}; keeping {kept}"])
+                self._loaded([f"{error}; keeping {kept}"])
                 return
-            self._warn(warnings)
+            self._loaded(warnings)
             self._user = {c.name: c for c in user}
         merged = dict(self._defaults)
         merged.update(self._user)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 from tests.app.actions.fakes import RecordingLauncher, recording_services
 from voxdesk.app.actions import ActionStatus
+from voxdesk.app.actions.commands import user_commands_path
 from voxdesk.app.assistant import Assistant
 from voxdesk.app.history.store import HistoryStore
-from voxdesk.app.listening.events import ListeningChanged, UtteranceFinal
+from voxdesk.app.listening.events import ListeningChanged, Problem, UtteranceFinal
 from voxdesk.app.listening.transcript import Utterance
 from voxdesk.app.settings import Settings
 
@@ -53,3 +55,27 @@ def test_without_a_history_store_actions_still_run(tmp_path: Path) -> None:
         assert isinstance(services.launcher, RecordingLauncher) and services.launcher.apps == ["browser"]
 
     asyncio.run(scenario())
+
+
+def test_mistakes_in_the_users_commands_reach_the_window_as_problems() -> None:
+    user = user_commands_path()
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('[commands.boom]\nphrases = ["boom"]\naction = "explode"\n')
+
+    async def scenario() -> list[str]:
+        assistant = Assistant(Settings(), recording_services())
+        problems: list[str] = []
+        assistant.controller.subscribe(
+            lambda event: problems.append(event.message) if isinstance(event, Problem) else None
+        )
+        await assistant.start()  # what the window does once it listens
+        user.write_text('[commands.boom]\nphrases = ["boom"\n')
+        stamp = user.stat().st_mtime_ns + 1_000_000_000
+        os.utime(user, ns=(stamp, stamp))
+        assert "boom" not in {c.name for c in assistant.center.commands}  # as the next utterance would
+        await assistant.aclose()
+        return problems
+
+    first, second = [problem for problem in asyncio.run(scenario()) if problem.startswith("voice commands: ")]
+    assert first.startswith(f"voice commands: {user}:1: ignored command 'boom': action must be one of")
+    assert second.startswith(f"voice commands: could not read {user}:2: not valid TOML")

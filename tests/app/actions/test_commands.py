@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from voxdesk.app.actions.commands import DEFAULTS_PATH, CommandSource, load_command_file, parse_pattern
+from voxdesk.app.actions.commands import (
+    DEFAULTS_PATH,
+    CommandSource,
+    load_command_file,
+    parse_pattern,
+    problem_summary,
+)
 
 
 def _write(path: Path, text: str) -> None:
@@ -152,3 +158,52 @@ def test_missing_defaults_file_warns_and_keeps_user_commands(tmp_path: Path) -> 
     source = CommandSource(defaults_path=tmp_path / "missing.toml", user_path=user, on_warning=warnings.append)
     assert [c.name for c in source.commands()] == ["note"]
     assert "the default commands are unavailable" in warnings[0]
+
+
+MIXED = (
+    '[commands.note]\nphrases = ["take a note {text}"]\naction = "type"\n\n'  # lines 1-4
+    '[commands.broken]\nphrases = ["oops"\naction = "type"\n\n'  # lines 5-8: not TOML
+    '[commands.boom]\nphrases = ["boom"]\naction = "explode"\n\n'  # lines 9-12: no such action
+    '[commands.jot]\nphrases = ["jot {text}"]\naction = "type"\n'  # lines 13-15
+    "[commands.jot.args]\n"
+)
+
+
+def test_a_syntax_error_costs_only_its_own_table_and_each_problem_has_its_line(tmp_path: Path) -> None:
+    user = tmp_path / "commands.toml"
+    user.write_text(MIXED)
+    commands, warnings = load_command_file(user, allow_run=True)
+    assert [c.name for c in commands] == ["note", "jot"]
+    assert warnings[0].startswith(f"{user}:7: skipped [commands.broken], which is not valid TOML: ")
+    assert warnings[1].startswith(f"{user}:9: ignored command 'boom': action must be one of")
+    assert len(warnings) == 2
+
+
+def test_a_command_in_a_commands_table_is_named_by_its_key_line(tmp_path: Path) -> None:
+    user = tmp_path / "commands.toml"
+    user.write_text('[commands]\nfine = { phrases = ["fine"], action = "stop_listening" }\nbad = { phrases = ["x"] }\n')
+    commands, [warning] = load_command_file(user, allow_run=True)
+    assert [c.name for c in commands] == ["fine"] and warning.startswith(f"{user}:3: ignored command 'bad'")
+
+
+def test_a_file_that_is_not_utf8_is_a_problem_not_a_crash(tmp_path: Path) -> None:
+    user = tmp_path / "commands.toml"
+    user.write_bytes('[commands.café]\nphrases = ["café"]\naction = "type"\n'.encode("latin-1"))
+    problems: list[list[str]] = []
+    source = CommandSource(user_path=user, on_warning=lambda _: None, on_problems=problems.append)
+    assert "open_browser" in {c.name for c in source.commands()}
+    [[problem]] = problems
+    assert problem == source.problems[0] and f"could not read {user}: not UTF-8 text (byte 13)" in problem
+
+
+def test_each_load_reports_its_problems_together_and_a_fixed_file_clears_them(tmp_path: Path) -> None:
+    user = tmp_path / "commands.toml"
+    _write(user, MIXED)
+    loads: list[list[str]] = []
+    source = CommandSource(user_path=user, on_warning=lambda _: None, on_problems=loads.append)
+    assert len(loads) == 1 and len(loads[0]) == 2 and source.problems == loads[0]
+    _write(user, '[commands.note]\nphrases = ["take a note {text}"]\naction = "type"\n')
+    assert "note" in {c.name for c in source.commands()}
+    assert source.problems == [] and len(loads) == 1
+    assert problem_summary(loads[0]).startswith(f"voice commands: {user}:7: skipped [commands.broken]")
+    assert problem_summary(loads[0]).endswith("(and 1 more: `voxdesk commands check` lists them)")
