@@ -2,31 +2,44 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
+from voxdesk.app.files.headers import HEAD_BYTES, content_of, shortfall
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.session import SAMPLE_RATE
 
 __all__ = ["AudioFileError", "read_audio"]
+
+logger = logging.getLogger("voxdesk.files")
+
+_STDERR = threading.Lock()  # one capture of file descriptor 2 at a time
 
 
 class AudioFileError(VoxdeskError):
     """A file that cannot be read as audio; the message says why in plain words."""
 
 
-def read_audio(path: str | Path) -> np.ndarray:
+def read_audio(path: str | Path, *, whole: bool = False) -> np.ndarray:
     """Decode ``path`` to 16 kHz mono float32.
 
     WAV, FLAC, OGG, MP3, … are read by libsndfile; anything else (m4a/AAC, Opus, the audio
     track of MP4, MKV or WebM video) by FFmpeg through PyAV (:mod:`voxdesk.app.files.containers`).
 
     Any sample rate and channel count is accepted: channels are averaged and the rate is
-    converted with soxr's high-quality resampler.
+    converted with soxr's high-quality resampler. A file cut short (its header promises more
+    audio than is there) gives the audio that is there, or with ``whole`` is an error.
 
     Raises:
-        AudioFileError: the file is missing, not audio, or holds no samples.
+        AudioFileError: the file is missing, not audio, holds no samples, or (``whole``) is cut short.
     """
     import soundfile
     import soxr
@@ -41,21 +54,55 @@ def read_audio(path: str | Path) -> np.ndarray:
     if path.stat().st_size == 0:
         raise AudioFileError(f"{path}: the file is empty (0 bytes)")
     try:
-        samples, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
+        with _decoder_notes():
+            samples, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
         mono = samples.mean(axis=1, dtype=np.float32)
     except (soundfile.LibsndfileError, RuntimeError, TypeError) as exc:
         try:
-            mono, rate = read_container(path)
+            with _decoder_notes():
+                mono, rate = read_container(path)
         except ContainerError as container_exc:
-            raise AudioFileError(
-                f"{path}: not a readable audio file ({_reason(exc)}; FFmpeg: {container_exc})"
-            ) from container_exc
+            raise AudioFileError(_undecodable(path, exc, container_exc)) from container_exc
+    if whole and (short := shortfall(path)):
+        raise AudioFileError(f"{path}: {short}")
     if mono.shape[0] == 0:
         raise AudioFileError(f"{path}: the file holds no audio samples")
     if rate != SAMPLE_RATE:
         mono = soxr.resample(mono, rate, SAMPLE_RATE, quality="HQ")
     mono = np.nan_to_num(np.asarray(mono, np.float32), nan=0.0, posinf=1.0, neginf=-1.0)
     return np.ascontiguousarray(np.clip(mono, -1.0, 1.0))
+
+
+def _undecodable(path: Path, libsndfile: Exception, ffmpeg: Exception) -> str:
+    """Why neither decoder read ``path``: what it holds, and for an audio format what they said."""
+    with path.open("rb") as file:
+        content = content_of(file.read(HEAD_BYTES))
+    if not content.audio:
+        return f"{path}: not a readable audio file: it holds {content.name}, not audio"
+    reasons = f"{_reason(libsndfile)}; FFmpeg: {ffmpeg}"
+    return f"{path}: not a readable audio file: {content.name} that cannot be decoded ({reasons})"
+
+
+@contextlib.contextmanager
+def _decoder_notes() -> Iterator[None]:
+    """Capture what C decoders write straight to file descriptor 2 (mpg123's "Illegal
+    Audio-MPEG-Header" notes through libsndfile) and log it at debug level instead.
+
+    Anything else written to stderr meanwhile, from another thread, goes to that log line too.
+    """
+    with _STDERR, tempfile.TemporaryFile() as capture:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(capture.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            notes = capture.read().decode(errors="replace").strip()
+            if notes:
+                logger.debug("decoder notes: %s", " | ".join(notes.splitlines()))
 
 
 def _reason(exc: Exception) -> str:

@@ -86,3 +86,48 @@ def test_missing_files_and_directories_get_a_clear_error(tmp_path: Path) -> None
         read_audio(tmp_path / "missing.wav")
     with pytest.raises(AudioFileError, match="directory"):
         read_audio(tmp_path)
+
+
+def test_a_text_file_named_mp3_says_it_holds_text_and_the_decoders_keep_quiet(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "readme.mp3"
+    path.write_text("Read me first.\n")
+    with pytest.raises(AudioFileError) as error:
+        read_audio(path)
+    assert str(error.value) == f"{path}: not a readable audio file: it holds text, not audio"
+    assert capfd.readouterr().err == ""  # mpg123's "Illegal Audio-MPEG-Header" notes went to the log
+
+
+@pytest.mark.parametrize(
+    ("content", "holds"),
+    [(b"\x89PNG\r\n\x1a\n" + bytes(64), "a PNG image"), (bytes(range(256)), "data of no audio format Voxdesk knows")],
+    ids=["png", "binary"],
+)
+def test_a_file_that_is_not_audio_is_named_by_what_it_holds(tmp_path: Path, content: bytes, holds: str) -> None:
+    path = tmp_path / "song.wav"
+    path.write_bytes(content)
+    with pytest.raises(AudioFileError, match=f"not a readable audio file: it holds {holds}"):
+        read_audio(path)
+
+
+def test_a_truncated_wav_read_whole_is_an_error_saying_how_much_is_there(tmp_path: Path) -> None:
+    whole = tmp_path / "whole.wav"
+    soundfile.write(str(whole), tone(2.0, 16_000), 16_000, subtype="PCM_16")
+    cut = tmp_path / "cut.wav"
+    cut.write_bytes(whole.read_bytes()[: 44 + 16_000 * 2])
+    with pytest.raises(AudioFileError) as error:
+        read_audio(cut, whole=True)
+    assert str(error.value) == f"{cut}: truncated: 32000 of 64000 bytes of audio"
+    assert len(read_audio(whole, whole=True)) == 32_000
+
+
+def test_a_wav_written_to_a_pipe_has_no_length_and_is_not_truncated(tmp_path: Path) -> None:
+    """Writers to a pipe (ffmpeg, arecord) cannot go back to fill in the sizes: they leave 0xFFFFFFFF."""
+    whole = tmp_path / "whole.wav"
+    soundfile.write(str(whole), tone(1.0, 16_000), 16_000, subtype="PCM_16")
+    data = bytearray(whole.read_bytes())
+    data[4:8] = data[40:44] = b"\xff\xff\xff\xff"
+    streamed = tmp_path / "streamed.wav"
+    streamed.write_bytes(bytes(data))
+    assert abs(len(read_audio(streamed, whole=True)) - 16_000) <= 2
