@@ -56,8 +56,10 @@ class DecodeQueue:
     when the running one shares the CPU: a decode that started alone keeps both cores.
     """
 
-    def __init__(self, name: str = "whisper") -> None:
+    def __init__(self, name: str = "whisper", clock: Callable[[], float] = time.monotonic) -> None:
+        """``name`` names the threads; ``clock`` (seconds) measures how long a partial waited."""
         self.lanes = 1
+        self._clock = clock
         self._jobs: list[_Job] = []
         self._ready = threading.Condition()
         self._order = itertools.count()
@@ -88,7 +90,7 @@ class DecodeQueue:
     ) -> asyncio.Future[Any]:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        job = _Job(priority, next(self._order), fn, args, loop, future, time.monotonic(), within)
+        job = _Job(priority, next(self._order), fn, args, loop, future, self._clock(), within)
         with self._ready:
             if self._closed:
                 raise RuntimeError("the decode queue is closed")
@@ -107,23 +109,21 @@ class DecodeQueue:
     def _work(self) -> None:
         while (job := self._next()) is not None:
             try:
-                self._run(job)
-            finally:
+                result, error = self._run(job)
+            finally:  # the lane is free before the caller hears: its next call may start at once
                 with self._ready:
                     del self._running[threading.get_ident()]
                     self._ready.notify_all()
+            self._settle(job, result, error)
 
-    def _run(self, job: _Job) -> None:
-        if job.future.cancelled():  # its session is gone
-            return
-        if job.within is not None and time.monotonic() - job.queued > job.within:
-            self._settle(job, None, None)
-            return
+    def _run(self, job: _Job) -> tuple[Any, Exception | None]:
+        """The job's result or error; ``None`` for one cancelled or waited too long (not run)."""
+        if job.future.cancelled() or (job.within is not None and self._clock() - job.queued > job.within):
+            return None, None
         try:
-            result, error = job.fn(*job.args), None
+            return job.fn(*job.args), None
         except Exception as exc:
-            result, error = None, exc
-        self._settle(job, result, error)
+            return None, exc
 
     def _next(self) -> _Job | None:
         """The next job for this thread once it may start one (marked running), or ``None`` when closed."""
