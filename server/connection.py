@@ -1,8 +1,9 @@
-"""One ``/v1/realtime`` connection: frames in, :class:`ServerProtocol`, frames out.
+"""One client connection, in every dialect: bytes in, the dialect's sans-I/O wire core, bytes out.
 
-The loop reads one frame at a time, so a generation that waits for room in the engine's feed
+The loop reads one frame at a time, so a request that waits for room in the engine's feed
 stops the reading and TCP slows the client down (backpressure). A connection silent for
-longer than the idle timeout is evicted, unless it waits for its final transcription.
+longer than the idle timeout is evicted, unless it waits for its final text. A dialect
+brings its transport and the words of its notices (:class:`Connection`'s abstract methods).
 """
 
 from __future__ import annotations
@@ -12,20 +13,18 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Callable, MutableMapping
-from typing import Any
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from enum import Enum
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from websockets.asyncio.server import ServerConnection
-from websockets.exceptions import ConnectionClosed
+import numpy as np
 
-from voxdesk.engine.events import StreamErrorCode
-from voxdesk.engine.session import SAMPLE_RATE, StreamingEngine
-from voxdesk.engine.wire.realtime.protocol import AudioReceived, EndOfAudio, Generation, ServerProtocol, StartGeneration
-from voxdesk.server.config import ServerConfig
-from voxdesk.server.metrics import RealtimeMetrics
-from voxdesk.server.realtime.serving import Transcription
+from voxdesk.engine.session import StreamingEngine
+from voxdesk.server.config import ListenerConfig
+from voxdesk.server.serving import Channel, EngineJob
 
-__all__ = ["Connection", "ConnectionLog"]
+__all__ = ["Connection", "ConnectionLog", "Ending", "Samples", "WireCore"]
 
 
 class ConnectionLog(logging.LoggerAdapter[logging.Logger]):
@@ -39,133 +38,147 @@ class ConnectionLog(logging.LoggerAdapter[logging.Logger]):
         return f"conn {self.connection_id}: {msg}", kwargs
 
 
-class Connection:
-    """One client: its protocol state and its current generation on the engine.
+class Ending(Enum):
+    """Why the server ends a connection the client has not left."""
+
+    IDLE = "idle"
+    SHUTDOWN = "shutdown"
+
+
+class WireCore(Protocol):
+    """A dialect's sans-I/O server protocol, as far as the connection loop needs it."""
+
+    def events_received(self) -> Sequence[object]:
+        """The actions the last input asked for, oldest first; emptied."""
+
+
+class Samples(Protocol):
+    """A wire core's action that carries audio for the open request."""
+
+    @property
+    def samples(self) -> np.ndarray:
+        """16 kHz mono float32."""
+
+
+P = TypeVar("P", bound=WireCore)
+J = TypeVar("J", bound=EngineJob[Any])
+
+
+class Connection(ABC, Generic[P, J]):
+    """One client: its wire core (:attr:`protocol`) and its open request on the engine (:attr:`job`).
 
     Call :meth:`serve`, then :meth:`release` whatever happened.
     """
 
-    def __init__(
-        self,
-        socket: ServerConnection,
-        engine: StreamingEngine,
-        config: ServerConfig,
-        metrics: RealtimeMetrics,
-        logger: logging.Logger,
-        dialect: Callable[..., ServerProtocol] = ServerProtocol,
-    ) -> None:
-        self.socket = socket
+    gone: ClassVar[tuple[type[Exception], ...]]
+    """The transport's errors that mean the client has left."""
+
+    audio: ClassVar[type[Samples]]
+    """The wire core's action carrying audio."""
+
+    end_of_audio: ClassVar[type[object]]
+    """The wire core's action ending the open request's audio."""
+
+    protocol: P
+
+    def __init__(self, engine: StreamingEngine, config: ListenerConfig, logger: logging.Logger) -> None:
         self.log = ConnectionLog(logger, secrets.token_hex(2))
-        self.protocol = dialect(
-            config.served_model_name,
-            log=self.log,
-            skip_model_validation=config.skip_model_validation,
-            max_message_samples=int(config.max_message_audio * SAMPLE_RATE),
-            max_session_samples=int(config.max_session_audio * SAMPLE_RATE),
-        )
-        self.generation: Transcription | None = None
+        self.job: J | None = None
         self._engine = engine
         self._config = config
-        self._metrics = metrics
-        self._write_lock = asyncio.Lock()
-        self._dispatch_lock = asyncio.Lock()
-        self._later: set[asyncio.Task[None]] = set()
         self._opened = time.monotonic()
+
+    @property
+    def seconds_open(self) -> float:
+        """How long the connection has been open."""
+        return time.monotonic() - self._opened
 
     async def serve(self) -> None:
         """Run the connection until the client leaves or is evicted for idling."""
-        self._metrics.connections_total.inc()
-        self._metrics.connections_active.inc()
-        self.log.info("opened from %s", self.socket.remote_address)
-        try:
-            self.protocol.accept()
-            await self.flush()
-            while True:
+        self.log.info("opened from %s", self._peer())
+        with contextlib.suppress(*self.gone):
+            await self.flush()  # what the wire core says on accepting, in a dialect that greets
+            while not self._ended():
                 try:
                     # Not wait_for: on 3.11 it can swallow a cancellation (shutdown) that races a frame.
                     async with asyncio.timeout(self._config.idle_timeout):
-                        frame = await self.socket.recv()
+                        await self._receive()
                 except TimeoutError:
-                    if self.protocol.generation is Generation.FINALIZING:
+                    if self._awaits_final():
                         continue  # the client is waiting for us, not idle
                     await self._evict_idle()
                     return
-                if isinstance(frame, bytes):
-                    self.protocol.receive_binary(frame)
-                else:
-                    self.protocol.receive_text(frame)
-                async with self._dispatch_lock:
-                    await self._carry_out()
-                if self.protocol.has_data_to_send:  # an append (most frames) answers nothing
-                    await self.flush()
-        except ConnectionClosed:
-            pass
+                await self._carry_out()
+                await self._reply()
 
     async def release(self) -> None:
-        """Free the connection's engine session, whatever state it is in."""
-        for task in self._later:
-            task.cancel()
-        if self.generation is not None:
-            await self.generation.cancel()
-        self._metrics.connections_active.dec()
-        duration = time.monotonic() - self._opened
-        self._metrics.connection_duration.observe(duration)
-        self.log.info("closed after %.1f s", duration)
-
-    async def flush(self) -> None:
-        """Write everything the protocol queued, in order."""
-        async with self._write_lock:
-            for frame in self.protocol.data_to_send():
-                await self.socket.send(frame)
+        """Free the open request's engine session, whatever state it is in."""
+        if self.job is not None:
+            await self.job.cancel()
+        self.log.info("closed after %.1f s", self.seconds_open)
 
     async def announce_shutdown(self) -> None:
-        """Tell a client with a generation running that the server is going away, and end
-        that generation's audio so it finishes with what it has."""
-        if self.generation is None or not self.generation.running:
+        """Tell a client whose request a shutdown interrupts that the server is going away,
+        and end that request's audio so it finishes with what it has."""
+        if self.job is None or not self.job.interruptible:
             return
-        self.generation.end_audio()
-        self.protocol.send_error(
-            StreamErrorCode.SERVER_SHUTDOWN, "Server shutting down: finishing the current transcription"
-        )
-        with contextlib.suppress(ConnectionClosed):
+        self.job.end_audio()
+        self._notify(Ending.SHUTDOWN)
+        with contextlib.suppress(*self.gone):
             await self.flush()
 
-    async def _engine_output(self) -> None:
-        """After the engine's output: write it, and carry out what it queued (the OpenAI dialect
-        starts the next waiting turn when one is done) in a task of its own, in order."""
-        await self.flush()
-        if self.protocol.has_events:
-            task = asyncio.create_task(self._dispatch())
-            self._later.add(task)
-            task.add_done_callback(self._later.discard)
+    @abstractmethod
+    async def flush(self) -> None:
+        """Write everything the wire core queued, in order; raises one of :attr:`gone`."""
 
-    async def _dispatch(self) -> None:
-        with contextlib.suppress(ConnectionClosed):
-            async with self._dispatch_lock:
-                await self._carry_out()
-                await self.flush()
+    @abstractmethod
+    async def close(self, ending: Ending) -> None:
+        """Close the transport for ``ending`` (the client was told why)."""
 
     async def _carry_out(self) -> None:
         for action in self.protocol.events_received():
-            if isinstance(action, StartGeneration):
-                self.log.debug("generation started")
-                self.generation = Transcription(
-                    self._engine,
-                    self.protocol,
-                    self._engine_output,
-                    self.log,
-                    self._metrics,
-                    self._config.max_engine_backlog,
-                )
-            elif isinstance(action, AudioReceived) and self.generation is not None:
-                await self.generation.feed(action.samples)
-            elif isinstance(action, EndOfAudio) and self.generation is not None and self.generation.running:
-                self.generation.end_audio()
+            if (job := self._open(action)) is not None:
+                self.job = job
+            elif isinstance(action, self.audio) and self.job is not None:
+                await self.job.feed(action.samples)
+            elif isinstance(action, self.end_of_audio) and self.job is not None:
+                self.job.end_audio()
+
+    def _channel(self, flush: Callable[[], Awaitable[None]]) -> Channel:
+        """What a request opened on this connection runs with; its output goes out by ``flush``."""
+        return Channel(self._engine, flush, self.gone, self.log, self._config.max_engine_backlog)
+
+    async def _reply(self) -> None:
+        """After an input: write what it was answered with."""
+        await self.flush()
+
+    def _ended(self) -> bool:
+        """Whether the wire core is done with the client (else the transport ends the loop, raising)."""
+        return False
 
     async def _evict_idle(self) -> None:
-        seconds = self._config.idle_timeout
-        self.log.info("no message for %g s: closing", seconds)
-        self.protocol.send_error(StreamErrorCode.IDLE_TIMEOUT, f"No message for {seconds:g} s: session closed")
-        with contextlib.suppress(ConnectionClosed):
+        self.log.info("nothing received for %g s: closing", self._config.idle_timeout)
+        self._notify(Ending.IDLE)
+        with contextlib.suppress(*self.gone):
             await self.flush()
-            await self.socket.close(1000, "idle timeout")
+            await self.close(Ending.IDLE)
+
+    @abstractmethod
+    def _peer(self) -> object:
+        """The client's address, for the log."""
+
+    @abstractmethod
+    async def _receive(self) -> None:
+        """Read the next frame or bytes from the client and hand them to the wire core."""
+
+    @abstractmethod
+    def _awaits_final(self) -> bool:
+        """Whether the client waits for the final text of its request (so silence is not idling)."""
+
+    @abstractmethod
+    def _open(self, action: object) -> J | None:
+        """The request ``action`` opens on the engine, if it is the wire core's opening action."""
+
+    @abstractmethod
+    def _notify(self, ending: Ending) -> None:
+        """Queue the dialect's error telling the client the server ends the connection."""

@@ -2,8 +2,10 @@
 OpenAI's Realtime transcription sessions on the same path (``?intent=transcription``).
 
 Each connection is a thin pump around :class:`~voxdesk.engine.wire.realtime.protocol.ServerProtocol`
-(:mod:`~voxdesk.server.connection`), its generations run on the engine through
-:mod:`~voxdesk.server.realtime.serving`, and plain HTTP is answered by :mod:`~voxdesk.server.http`.
+(:mod:`~voxdesk.server.realtime.connection`), its generations run on the engine through
+:mod:`~voxdesk.server.realtime.serving`, and plain HTTP is answered by :mod:`~voxdesk.server.http`;
+the listener, the connection loop and the engine fold are every dialect's (:mod:`~voxdesk.server.listener`,
+:mod:`~voxdesk.server.connection`, :mod:`~voxdesk.server.serving`).
 Beyond vLLM 0.33 it evicts idle connections, caps concurrent sessions and audio per session,
 answers binary frames instead of dropping the socket, frees everything on abrupt disconnects,
 and drains open generations on shutdown. ``/health`` means ready: 503 while the engine loads
@@ -15,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import ipaddress
 import logging
 import ssl
 from collections.abc import AsyncIterator, Callable
@@ -24,71 +25,42 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
 from voxdesk.engine.audio.silero import SileroVad
-from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.session import ProgressCallback, StreamingEngine
 from voxdesk.engine.wire.openai.events import is_openai_path
 from voxdesk.engine.wire.openai.protocol import OpenAIServerProtocol
 from voxdesk.engine.wire.realtime.protocol import ServerProtocol
 from voxdesk.server import http
 from voxdesk.server.config import ServerConfig
-from voxdesk.server.connection import Connection
+from voxdesk.server.listener import InsecureBindError, Listener, refuse_insecure_bind
 from voxdesk.server.metrics import RealtimeMetrics
+from voxdesk.server.realtime.connection import RealtimeConnection
 
-__all__ = ["InsecureBindError", "RealtimeServer", "ServerConfig", "is_loopback", "running_server"]
+__all__ = ["InsecureBindError", "RealtimeServer", "ServerConfig", "running_server"]
 
 logger = logging.getLogger(__name__)
 
 
-class InsecureBindError(VoxdeskError, RuntimeError):
-    """Refusal to listen beyond loopback without an API key."""
+class RealtimeServer(Listener[Server, RealtimeConnection]):
+    """A ``/v1/realtime`` server over one loaded engine.
 
+    Raises:
+        InsecureBindError: a host beyond loopback without an API key or
+            ``config.allow_insecure_no_api_key``.
+    """
 
-class RealtimeServer:
-    """A ``/v1/realtime`` server over one loaded engine."""
+    config: ServerConfig
 
     def __init__(self, engine: StreamingEngine, config: ServerConfig, loaded: bool = True) -> None:
-        if not config.api_key and not config.allow_insecure_no_api_key and not is_loopback(config.host):
-            raise InsecureBindError(
-                f"refusing to listen on {config.host} without an API key: pass --api-key (or set "
-                "VOXDESK_API_KEY), or --allow-insecure-no-api-key if the network is trusted"
-            )
-        self.engine = engine
-        self.config = config
+        refuse_insecure_bind(
+            config.host,
+            bool(config.api_key) or config.allow_insecure_no_api_key,
+            f"refusing to listen on {config.host} without an API key: pass --api-key (or set "
+            "VOXDESK_API_KEY), or --allow-insecure-no-api-key if the network is trusted",
+        )
+        super().__init__(engine, config)
         self.metrics = RealtimeMetrics()
-        self._server: Server | None = None
-        self._connections: set[Connection] = set()
-        self._closing = False
         self._loading = not loaded
         self._draining = False
-
-    @property
-    def port(self) -> int:
-        """The port actually bound (useful with port 0)."""
-        assert self._server is not None, "call start() first"
-        return int(self._server.sockets[0].getsockname()[1])
-
-    @property
-    def active_connections(self) -> int:
-        """Connections currently open."""
-        return len(self._connections)
-
-    async def start(self) -> None:
-        """Bind and start accepting connections."""
-        context = None
-        if self.config.ssl_certfile:
-            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            context.load_cert_chain(self.config.ssl_certfile, self.config.ssl_keyfile)
-        self._server = await serve(
-            self._handle,
-            self.config.host,
-            self.config.port,
-            ssl=context,
-            process_request=self._process_request,
-            max_size=self.config.max_frame_bytes,
-            ping_interval=self.config.ping_interval,
-            ping_timeout=self.config.ping_timeout,
-            server_header="voxdesk",
-        )
 
     async def load_engine(self, progress: ProgressCallback | None = None) -> None:
         """Load the engine while the server answers ``/health`` with 503 (when built with
@@ -102,7 +74,7 @@ class RealtimeServer:
         clients end them. Then call :meth:`shutdown`."""
         self._draining = True
         deadline = asyncio.get_running_loop().time() + self.config.drain_timeout
-        while running := [c.generation.task for c in self._connections if c.generation and c.generation.running]:
+        while running := [c.job.task for c in self._connections if c.job and c.job.running]:
             remaining = deadline - asyncio.get_running_loop().time()
             if remaining <= 0:
                 logger.info("drain: %d transcriptions still running at the drain timeout", len(running))
@@ -115,41 +87,34 @@ class RealtimeServer:
         assert self._server is not None, "call start() first"
         await self._server.wait_closed()
 
-    async def shutdown(self) -> None:
-        """Stop accepting, let open generations finish (``transcription.done``) within the grace
-        period, then close every connection with code 1001."""
-        self._closing = True
-        if self._server is not None:
-            self._server.close(close_connections=False)
-        for connection in list(self._connections):
-            await connection.announce_shutdown()
-        generations = [c.generation.task for c in self._connections if c.generation is not None]
-        if generations:
-            await asyncio.wait(generations, timeout=self.config.shutdown_grace)
-        for connection in list(self._connections):
-            await connection.socket.close(1001, "server shutting down")
-        if self._server is not None:
-            await self._server.wait_closed()
+    async def _listen(self) -> Server:
+        context = None
+        if self.config.ssl_certfile:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(self.config.ssl_certfile, self.config.ssl_keyfile)
+        return await serve(
+            self._handle,
+            self.config.host,
+            self.config.port,
+            ssl=context,
+            process_request=self._process_request,
+            max_size=self.config.max_frame_bytes,
+            ping_interval=self.config.ping_interval,
+            ping_timeout=self.config.ping_timeout,
+            server_header="voxdesk",
+        )
+
+    def _stop_accepting(self, server: Server) -> None:
+        server.close(close_connections=False)
 
     def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         return http.route(request, self.config, self.metrics, self._busy(), self._unready())
 
     def _unready(self) -> str | None:
-        """Why the server takes no sessions at all now, if so."""
         if self._loading:
             return "loading the engine"
         if self._closing or self._draining:
             return "draining"
-        return None
-
-    def _busy(self) -> str | None:
-        """Why no new session can open now, if so."""
-        if self._closing:
-            return "shutting down"
-        if unready := self._unready():
-            return unready
-        if len(self._connections) >= self.config.max_sessions:
-            return f"all {self.config.max_sessions} sessions are in use"
         return None
 
     async def _handle(self, socket: ServerConnection) -> None:
@@ -157,23 +122,7 @@ class RealtimeServer:
         dialect: Callable[..., ServerProtocol] = ServerProtocol
         if openai:  # its server_vad scores speech with a fresh Silero VAD for each turn detection
             dialect = functools.partial(OpenAIServerProtocol, scorers=lambda: SileroVad().probabilities)
-        connection = Connection(socket, self.engine, self.config, self.metrics, logger, dialect)
-        self._connections.add(connection)
-        try:
-            await connection.serve()
-        finally:
-            self._connections.discard(connection)  # first: a closing connection frees its slot at once
-            await connection.release()
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is a loopback name or address."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+        await self._serve(RealtimeConnection(socket, self.engine, self.config, self.metrics, logger, dialect))
 
 
 @contextlib.asynccontextmanager

@@ -12,7 +12,7 @@ from voxdesk.cli.wyoming import service_info, wyoming_config
 from voxdesk.engine.whisper.catalog import whisper_languages
 from voxdesk.engine.wire.wyoming.address import WyomingAddressError
 from voxdesk.engine.wire.wyoming.info import parse_asr_programs
-from voxdesk.server.realtime.server import InsecureBindError
+from voxdesk.server.listener import InsecureBindError
 
 
 def info_for(*argv: str) -> Info:

@@ -19,7 +19,7 @@ from voxdesk.engine.events import EngineEvent, TextDelta
 from voxdesk.engine.session import StreamingEngine
 from voxdesk.engine.testing import FakeTickEngine
 from voxdesk.engine.wire.wyoming.info import AsrModel, ServiceInfo
-from voxdesk.server.realtime.server import InsecureBindError
+from voxdesk.server.listener import InsecureBindError
 from voxdesk.server.wyoming.config import WyomingConfig
 from voxdesk.server.wyoming.server import WyomingServer
 

@@ -1,0 +1,87 @@
+"""One Wyoming connection: TCP bytes in, :class:`ServerProtocol`, bytes out."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from voxdesk.engine.session import SAMPLE_RATE, StreamingEngine
+from voxdesk.engine.wire.wyoming.events import ErrorCode
+from voxdesk.engine.wire.wyoming.framing import Event
+from voxdesk.engine.wire.wyoming.protocol import AudioReceived, EndOfAudio, Request, ServerProtocol, StartRequest
+from voxdesk.server.connection import Connection, Ending
+from voxdesk.server.wyoming.config import WyomingConfig
+from voxdesk.server.wyoming.serving import Recognition
+
+__all__ = ["WyomingConnection"]
+
+_READ_SIZE = 64 * 1024
+_NOTICES = {
+    Ending.IDLE: (ErrorCode.IDLE_TIMEOUT, "Nothing received for {seconds:g} s: connection closed"),
+    Ending.SHUTDOWN: (ErrorCode.SERVER_SHUTDOWN, "Server shutting down: finishing the current transcript"),
+}
+
+
+class WyomingConnection(Connection[ServerProtocol, Recognition]):
+    """One TCP client: its protocol state and its open request on the engine. It ends when the
+    client closes its side or sends what is not Wyoming; the server closes the socket after it."""
+
+    gone = (ConnectionError,)
+    audio = AudioReceived
+    end_of_audio = EndOfAudio
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        engine: StreamingEngine,
+        info: Event,
+        config: WyomingConfig,
+        logger: logging.Logger,
+    ) -> None:
+        super().__init__(engine, config, logger)
+        self.writer = writer
+        self.protocol = ServerProtocol(
+            info, max_connection_samples=int(config.max_session_audio * SAMPLE_RATE), log=self.log
+        )
+        self._reader = reader
+
+    async def release(self) -> None:
+        """Free the open request's engine session and close the socket."""
+        await super().release()
+        self.writer.close()
+        with contextlib.suppress(ConnectionError):
+            await self.writer.wait_closed()
+
+    async def flush(self) -> None:
+        """Write what the protocol queued. Raises ``ConnectionError`` if the client is gone."""
+        data = self.protocol.data_to_send()
+        if data:
+            self.writer.write(data)
+            await self.writer.drain()
+
+    async def close(self, ending: Ending) -> None:
+        """Close the socket (Wyoming has no closing handshake: the error said why)."""
+        self.writer.close()
+
+    def _peer(self) -> object:
+        return self.writer.get_extra_info("peername")
+
+    async def _receive(self) -> None:
+        self.protocol.receive_data(await self._reader.read(_READ_SIZE))
+
+    def _ended(self) -> bool:
+        return self.protocol.closed  # the client closed its side, or sent what is not Wyoming
+
+    def _awaits_final(self) -> bool:
+        return self.protocol.request is Request.FINALIZING
+
+    def _open(self, action: object) -> Recognition | None:
+        if not isinstance(action, StartRequest):
+            return None
+        return Recognition(self._channel(self.flush), self.protocol, action.language)
+
+    def _notify(self, ending: Ending) -> None:
+        code, message = _NOTICES[ending]
+        self.protocol.send_error(code, message.format(seconds=self._config.idle_timeout))
