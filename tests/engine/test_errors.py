@@ -13,13 +13,14 @@ import pytest
 import voxdesk.app
 import voxdesk.cli
 import voxdesk.engine
+import voxdesk.server
 from voxdesk.engine import errors
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.wire.realtime.events import WIRE_ERROR_CODES
 
 # Modules that need a missing optional dependency (vLLM, a platform API) are skipped; a broken
 # import of our own fails the test. ui/ is left out because it needs Qt and defines no errors.
-_PACKAGES = (voxdesk.app, voxdesk.cli, voxdesk.engine)
+_PACKAGES = (voxdesk.app, voxdesk.cli, voxdesk.engine, voxdesk.server)
 
 
 def _modules() -> list[ModuleType]:
