@@ -16,7 +16,7 @@ from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.failover import split_urls
 from voxdesk.engine.kinds import EngineKind
 from voxdesk.engine.remote.openai import OpenAIRealtimeEngine, OpenAISettings
-from voxdesk.engine.remote.realtime import RemoteEngine, RemoteSettings
+from voxdesk.engine.remote.realtime import VllmRealtimeEngine, VllmRealtimeSettings
 from voxdesk.engine.remote.wyoming import WyomingEngine, WyomingSettings
 from voxdesk.engine.session import StreamingEngine
 from voxdesk.engine.vllm.engine import VllmEngine, VllmSettings
@@ -127,4 +127,4 @@ def _server_engine(choice: EngineSettings) -> StreamingEngine:
         return WyomingEngine(WyomingSettings(url=urls, model=model, language=language))
     if choice.server_dialect == "openai":
         return OpenAIRealtimeEngine(OpenAISettings(urls, model, api_key, language))
-    return RemoteEngine(RemoteSettings(url=urls, model=model, api_key=api_key))
+    return VllmRealtimeEngine(VllmRealtimeSettings(url=urls, model=model, api_key=api_key))

@@ -32,7 +32,7 @@ from voxdesk.app.files.transcription import percentile, transcribe_audio
 from voxdesk.engine import StreamingEngine
 from voxdesk.engine.events import ProvisionalText, TextDelta, UtteranceDone
 from voxdesk.engine.remote.openai import OpenAIRealtimeEngine, OpenAISettings
-from voxdesk.engine.remote.realtime import RemoteEngine, RemoteSettings
+from voxdesk.engine.remote.realtime import VllmRealtimeEngine, VllmRealtimeSettings
 from voxdesk.engine.remote.wyoming import WyomingEngine, WyomingSettings
 from voxdesk.engine.session import SAMPLE_RATE
 from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings
@@ -110,7 +110,7 @@ async def measure_dialects(quick: bool) -> dict[str, DialectLatency]:
     with serve_with_wyoming() as (ws_port, wyoming_port):
         engines: dict[str, StreamingEngine] = {
             IN_PROCESS: local,
-            "vLLM dialect": RemoteEngine(RemoteSettings(url=f"ws://127.0.0.1:{ws_port}")),
+            "vLLM dialect": VllmRealtimeEngine(VllmRealtimeSettings(url=f"ws://127.0.0.1:{ws_port}")),
             "OpenAI dialect": OpenAIRealtimeEngine(OpenAISettings(url=f"ws://127.0.0.1:{ws_port}/v1")),
             "Wyoming": WyomingEngine(WyomingSettings(url=f"tcp://127.0.0.1:{wyoming_port}")),
         }

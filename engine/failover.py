@@ -1,5 +1,5 @@
 """Failing over between several servers, shared by the client engines (the vLLM dialect's
-``RemoteEngine``, the OpenAI Realtime engine and the Wyoming engine).
+``VllmRealtimeEngine``, the OpenAI Realtime engine and the Wyoming engine).
 
 An engine keeps one :class:`Servers`: its URLs in order and the one sessions start on (the
 last one that answered). Each stream reads its audio through :class:`HeardAudio`, which keeps

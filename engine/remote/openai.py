@@ -14,7 +14,7 @@ the end of the stream's audio.
 Several servers may be given (``url`` lists them, separated by commas). A refused (other than
 for the key) or dropped connection is a non-fatal ``StreamError`` (``connection_lost``) and the
 turn moves to the next server, with backoff once every server has failed in a row
-(:mod:`voxdesk.engine.failover`): text the lost server had sent is withdrawn
+(:mod:`voxdesk.engine.remote.session`): text the lost server had sent is withdrawn
 (``TextRetracted``) and the new session gets the whole turn's audio again, so nothing the
 server had not transcribed is lost and its transcript is the whole final text.
 """
@@ -22,25 +22,22 @@ server had not transcribed is lost and its transcript is the whole final text.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import ssl
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 import soxr
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from voxdesk.engine.errors import EngineUnavailable
-from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode, TextDelta, UtteranceDone, UtteranceStats
-from voxdesk.engine.failover import Failover, HeardAudio, ServerLost, Servers, split_urls
+from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode, TextDelta
+from voxdesk.engine.failover import split_urls
 from voxdesk.engine.remote.realtime import encode_audio
-from voxdesk.engine.remote.refusals import REFUSED_KEY, KeyRefused, refused_or_lost
-from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback
+from voxdesk.engine.remote.session import ClientEngine, ClientSession, Link, stream_code
+from voxdesk.engine.remote.transports import WebSocketTransport
+from voxdesk.engine.session import SAMPLE_RATE
 from voxdesk.engine.wire.openai.events import RATE
 
 __all__ = ["OPENAI_REALTIME_URL", "OpenAIRealtimeEngine", "OpenAISettings", "openai_realtime_url"]
@@ -84,76 +81,27 @@ def openai_realtime_url(url: str) -> str:
     return urlunsplit((scheme, parts.netloc, path, urlencode(query), ""))
 
 
-def _stream_code(code: Any) -> StreamErrorCode:
-    try:
-        return StreamErrorCode(code or StreamErrorCode.ERROR)
-    except ValueError:
-        return StreamErrorCode.ERROR
-
-
 def _error_text(error: Any) -> tuple[StreamErrorCode, str]:
     """The code and message of an ``error`` event's body (OpenAI's object, or vLLM's string)."""
     if isinstance(error, dict):
-        return _stream_code(error.get("code")), str(error.get("message") or error.get("code") or "server error")
+        return stream_code(error.get("code")), str(error.get("message") or error.get("code") or "server error")
     return StreamErrorCode.ERROR, str(error)
 
 
-class OpenAIRealtimeEngine:
+class OpenAIRealtimeEngine(ClientEngine[str]):
     """A speech engine on an OpenAI Realtime transcription server. See :mod:`voxdesk.engine.session`."""
 
     name = "openai"
-    detects_speech = False
+    kind = "OpenAI Realtime server"
 
     def __init__(self, settings: OpenAISettings) -> None:
-        self.settings = settings
-        urls = split_urls(settings.url) or [settings.url]
-        self.servers = Servers([openai_realtime_url(url) for url in urls])
-
-    @property
-    def url(self) -> str:
-        """The server turns start on now: the last one that answered."""
-        return self.servers.url
-
-    async def load(self, progress: ProgressCallback | None = None) -> None:
-        """Open one session and configure it, to check the server, the key and the settings;
-        the first server that answers becomes current.
-
-        Raises:
-            EngineUnavailable: no server reachable, a refused key, or a session configuration
-                the server refuses (its error message is given).
-        """
-
-        async def probe() -> None:
-            if progress:
-                progress(f"connecting to {self.url}", 0.0)
-            with refused_or_lost(self._refusal, f"cannot reach the OpenAI Realtime server at {self.url}"):
-                async with self.connect() as socket:
-                    await socket.send(self.session_update())
-                    await asyncio.wait_for(self._until_updated(socket), self.settings.open_timeout)
-
-        await self.servers.first_answering(probe)
-        if progress:
-            progress("connected", 1.0)
-
-    def stream(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
-        """Open one turn over ``audio``; see :mod:`voxdesk.engine.session`."""
-        return _OpenAISession(self, audio).run()
-
-    async def aclose(self) -> None:
-        """Nothing to release: connections live only as long as their stream."""
-
-    def connect(self) -> connect:
-        """A connection to the realtime URL, with the SDK's transport options (use with ``async with``)."""
-        headers = {"Authorization": f"Bearer {self.settings.api_key}"} if self.settings.api_key else {}
-        context = ssl.create_default_context(cafile=self.settings.ca_file) if self.url.startswith("wss://") else None
-        return connect(
-            self.url,
-            additional_headers=headers,
-            open_timeout=self.settings.open_timeout,
-            max_size=None,
-            compression=None,
-            ssl=context,
+        # The SDK's transport options: any frame size, no compression.
+        transport = WebSocketTransport(
+            self.kind, settings.api_key, settings.open_timeout, settings.ca_file, max_size=None, compression=None
         )
+        urls = split_urls(settings.url) or [settings.url]
+        super().__init__([openai_realtime_url(url) for url in urls], transport, settings.max_retries)
+        self.settings = settings
 
     def session_update(self) -> str:
         """The GA ``session.update`` for a manual-turn transcription session at 24 kHz (§3.1)."""
@@ -171,85 +119,67 @@ class OpenAIRealtimeEngine:
             {"type": "session.update", "session": {"type": "transcription", "audio": {"input": audio_input}}}
         )
 
-    def _refusal(self, refused: InvalidStatus) -> str:
-        status = refused.response.status_code
-        if status in REFUSED_KEY:
-            return f"the OpenAI Realtime server at {self.url} refused the API key (HTTP {status})"
-        return f"the OpenAI Realtime server at {self.url} refused the connection (HTTP {status})"
+    async def _probe(self, link: Link[str]) -> None:
+        """The server takes the session's configuration (``session.updated``), within the open timeout."""
+        await link.send(self.session_update())
+        await asyncio.wait_for(self._until_updated(link), self.settings.open_timeout)
 
-    async def _until_updated(self, socket: ClientConnection) -> None:
-        while True:
-            event = json.loads(await socket.recv())
+    def _session(self, audio: AsyncIterable[np.ndarray]) -> _OpenAISession:
+        return _OpenAISession(self, audio)
+
+    async def _until_updated(self, link: Link[str]) -> None:
+        while (frame := await link.receive()) is not None:
+            event = json.loads(frame)
             if event.get("type") == "session.updated":
                 return
             if event.get("type") == "error":
                 _, message = _error_text(event.get("error"))
                 raise EngineUnavailable(f"the OpenAI Realtime server at {self.url} refused the session: {message}")
+        raise ConnectionResetError("the server closed the connection without answering session.update")
 
 
-class _OpenAISession:
-    """One turn over as many connections, to as many servers, as it takes."""
+class _OpenAISession(ClientSession[str]):
+    """One turn: the whole of it on each connection, committed once all its audio went out."""
+
+    engine: OpenAIRealtimeEngine
 
     def __init__(self, engine: OpenAIRealtimeEngine, audio: AsyncIterable[np.ndarray]) -> None:
-        self._engine = engine
-        self._audio = HeardAudio(audio)  # the whole turn, sent again to a new server
-        self._failover = Failover(engine.servers, engine.settings.max_retries, "OpenAI Realtime server")
+        super().__init__(engine, audio)
         self._text = ""  # the deltas yielded on this connection
-        self._committed = False  # the commit went out on the current connection
+        self._received = ""  # this connection's transcript so far
 
-    def run(self) -> AsyncIterator[EngineEvent]:
-        return self._failover.run(self._attempt, self._audio)
+    async def _open(self, link: Link[str]) -> None:
+        self._text = self._received = ""
+        await link.send(self.engine.session_update())
 
-    async def _attempt(self) -> AsyncIterator[EngineEvent]:
-        """One connection to the current server and the turn on it, from the turn's first sample.
+    async def _send_audio(self, link: Link[str]) -> None:
+        """The audio resampled to 24 kHz, padded to the shortest commit, then the commit."""
+        resampler = soxr.ResampleStream(SAMPLE_RATE, RATE, 1, "float32")
+        sent = 0  # 24 kHz samples on this connection
+        async for chunk in self._chunks(_REPLAY_CHUNK):
+            sent += await _append(link, resampler.resample_chunk(chunk))
+        tail = resampler.resample_chunk(np.zeros(0, np.float32), last=True)
+        tail = np.concatenate([tail, np.zeros(max(0, _MIN_COMMIT - sent - len(tail)), np.float32)])
+        await _append(link, tail)
+        await link.send('{"type":"input_audio_buffer.commit"}')
 
-        Raises:
-            ServerLost: the server refused the connection (other than for the key) or dropped it.
-        """
-        self._text = ""  # the new server transcribes the whole turn again
-        try:
-            with refused_or_lost(self._engine._refusal):
-                async with self._engine.connect() as socket:
-                    async for event in self._turn(socket):
-                        yield event
-        except KeyRefused as refused:
-            yield StreamError(StreamErrorCode.UNAUTHORIZED, str(refused), self._audio.seconds)
-
-    async def _turn(self, socket: ClientConnection) -> AsyncIterator[EngineEvent]:
-        await socket.send(self._engine.session_update())
-        self._committed = False
-        sender = asyncio.create_task(self._send_audio(socket))
-        received = ""  # this connection's transcript so far
-        try:
-            while True:
-                event = json.loads(await self._receive(socket, sender))
-                kind = event.get("type")
-                if kind == "conversation.item.input_audio_transcription.delta":
-                    received += str(event.get("delta") or "")
-                    if piece := self._beyond_yielded(received, final=False):
-                        yield TextDelta(piece, self._audio.seconds)
-                elif kind == "conversation.item.input_audio_transcription.completed":
-                    if piece := self._beyond_yielded(str(event.get("transcript") or ""), final=True):
-                        yield TextDelta(piece, self._audio.seconds)
-                    yield self._done()
-                    return
-                elif kind == "conversation.item.input_audio_transcription.failed":
-                    _, message = _error_text(event.get("error"))
-                    yield StreamError(StreamErrorCode.PROCESSING_ERROR, message, self._audio.seconds)
-                    return
-                elif kind == "error":
-                    code, message = _error_text(event.get("error"))
-                    if code == StreamErrorCode.SERVER_SHUTDOWN and not self._committed:
-                        # The server would transcribe only the audio it has: another one gets all of it.
-                        raise ServerLost(f"the server is shutting down: {message}")
-                    fatal = code not in _NON_FATAL_CODES
-                    yield StreamError(code, message, self._audio.seconds, fatal=fatal)
-                    if fatal:
-                        return
-        finally:
-            sender.cancel()
-            with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
-                await sender
+    def _events(self, frame: str) -> Iterator[EngineEvent]:
+        event = json.loads(frame)
+        kind = event.get("type")
+        if kind == "conversation.item.input_audio_transcription.delta":
+            self._received += str(event.get("delta") or "")
+            if piece := self._beyond_yielded(self._received, final=False):
+                yield TextDelta(piece, self.audio.seconds)
+        elif kind == "conversation.item.input_audio_transcription.completed":
+            if piece := self._beyond_yielded(str(event.get("transcript") or ""), final=True):
+                yield TextDelta(piece, self.audio.seconds)
+            yield self._done(self._text)
+        elif kind == "conversation.item.input_audio_transcription.failed":
+            _, message = _error_text(event.get("error"))
+            yield StreamError(StreamErrorCode.PROCESSING_ERROR, message, self.audio.seconds)
+        elif kind == "error":
+            code, message = _error_text(event.get("error"))
+            yield self._server_error(code, message, fatal=code not in _NON_FATAL_CODES)
 
     def _beyond_yielded(self, transcript: str, final: bool) -> str:
         """What of ``transcript`` (this connection's text) was not yielded yet.
@@ -260,44 +190,11 @@ class _OpenAISession:
         self._text, piece = _extend(self._text, transcript, final)
         return piece
 
-    async def _receive(self, socket: ClientConnection, sender: asyncio.Task[None]) -> str | bytes:
-        """The next frame; re-raises a failure of the audio sender (bad audio) at once."""
-        receiving = asyncio.ensure_future(socket.recv())
-        waiting: set[asyncio.Future[Any]] = {receiving}
-        if not sender.done():
-            waiting.add(sender)
-        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-        if sender.done() and not sender.cancelled() and (error := sender.exception()) is not None:
-            receiving.cancel()
-            raise error
-        try:
-            return await receiving
-        except ConnectionClosed as closed:
-            raise ServerLost(f"closed with code {closed.rcvd.code if closed.rcvd else 1006}") from closed
 
-    async def _send_audio(self, socket: ClientConnection) -> None:
-        """The turn's audio so far again (on a new server), then the rest as it comes, then commit."""
-        resampler = soxr.ResampleStream(SAMPLE_RATE, RATE, 1, "float32")
-        sent = 0  # 24 kHz samples on this connection
-        for piece in self._audio.replay(_REPLAY_CHUNK):
-            sent += await self._append(socket, resampler.resample_chunk(piece))
-        while (chunk := await self._audio.next()) is not None:
-            sent += await self._append(socket, resampler.resample_chunk(chunk))
-        tail = resampler.resample_chunk(np.zeros(0, np.float32), last=True)
-        tail = np.concatenate([tail, np.zeros(max(0, _MIN_COMMIT - sent - len(tail)), np.float32)])
-        await self._append(socket, tail)
-        await socket.send('{"type":"input_audio_buffer.commit"}')
-        self._committed = True
-
-    @staticmethod
-    async def _append(socket: ClientConnection, samples: np.ndarray) -> int:
-        if len(samples):
-            await socket.send(json.dumps({"type": "input_audio_buffer.append", "audio": encode_audio(samples)}))
-        return len(samples)
-
-    def _done(self) -> UtteranceDone:
-        stats = UtteranceStats(audio_seconds=self._audio.seconds, decode_seconds=None, partial_decodes=0)
-        return UtteranceDone(self._text, self._audio.seconds, 0.0, self._audio.seconds, stats)
+async def _append(link: Link[str], samples: np.ndarray) -> int:
+    if len(samples):
+        await link.send(json.dumps({"type": "input_audio_buffer.append", "audio": encode_audio(samples)}))
+    return len(samples)
 
 
 def _extend(kept: str, transcript: str, final: bool) -> tuple[str, str]:

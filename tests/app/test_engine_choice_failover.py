@@ -11,7 +11,7 @@ from voxdesk.app.settings import EngineSettings, Settings, load_settings, save_s
 from voxdesk.engine import EngineKind
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.remote.openai import OpenAIRealtimeEngine
-from voxdesk.engine.remote.realtime import RemoteEngine
+from voxdesk.engine.remote.realtime import VllmRealtimeEngine
 from voxdesk.engine.remote.wyoming import WyomingEngine
 
 
@@ -22,7 +22,7 @@ def test_comma_separated_server_urls_survive_a_save_and_become_the_failover_list
     loaded, warnings = load_settings(path)
     assert warnings == []
     engine = build_engine(loaded.engine)
-    assert isinstance(engine, RemoteEngine)
+    assert isinstance(engine, VllmRealtimeEngine)
     servers = engine.servers
     assert servers.urls == ["ws://a:8000/v1/realtime", "wss://b:8443/v1/realtime"]
     assert engine.url == servers.urls[0]

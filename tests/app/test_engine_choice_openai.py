@@ -6,7 +6,7 @@ from voxdesk.app.engines import build_engine, describe_engine
 from voxdesk.app.settings import EngineSettings, settings_from_dict
 from voxdesk.engine import EngineKind
 from voxdesk.engine.remote.openai import OpenAIRealtimeEngine, OpenAISettings
-from voxdesk.engine.remote.realtime import RemoteEngine
+from voxdesk.engine.remote.realtime import VllmRealtimeEngine
 from voxdesk.engine.remote.wyoming import WyomingEngine
 
 
@@ -27,7 +27,7 @@ def test_the_openai_dialect_builds_the_openai_engine_with_url_model_key_and_lang
 
 
 def test_vllm_is_the_default_dialect_and_tcp_urls_stay_wyoming() -> None:
-    assert isinstance(build_engine(EngineSettings(kind=EngineKind.REMOTE)), RemoteEngine)
+    assert isinstance(build_engine(EngineSettings(kind=EngineKind.REMOTE)), VllmRealtimeEngine)
     wyoming = EngineSettings(kind=EngineKind.REMOTE, server_dialect="openai", server_url="tcp://127.0.0.1:10300")
     assert isinstance(build_engine(wyoming), WyomingEngine)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from voxdesk.app.engines import build_engine, describe_engine
 from voxdesk.app.settings import EngineSettings
 from voxdesk.engine import EngineKind
-from voxdesk.engine.remote.realtime import RemoteEngine
+from voxdesk.engine.remote.realtime import VllmRealtimeEngine
 from voxdesk.engine.remote.wyoming import WyomingEngine
 
 
@@ -27,4 +27,6 @@ def test_a_tcp_url_builds_the_wyoming_engine_with_the_model_and_language() -> No
 def test_auto_language_leaves_it_to_the_server_and_ws_urls_stay_realtime() -> None:
     wyoming = build_engine(EngineSettings(kind=EngineKind.REMOTE, server_url="tcp://127.0.0.1:10300"))
     assert isinstance(wyoming, WyomingEngine) and wyoming.settings.language is None
-    assert isinstance(build_engine(EngineSettings(kind=EngineKind.REMOTE, server_url="ws://h:8000")), RemoteEngine)
+    assert isinstance(
+        build_engine(EngineSettings(kind=EngineKind.REMOTE, server_url="ws://h:8000")), VllmRealtimeEngine
+    )

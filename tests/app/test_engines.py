@@ -15,7 +15,7 @@ from voxdesk.app.settings import EngineSettings
 from voxdesk.cli.main import _create_engine, build_parser
 from voxdesk.engine.kinds import EngineKind
 from voxdesk.engine.remote.openai import OpenAIRealtimeEngine
-from voxdesk.engine.remote.realtime import RemoteEngine
+from voxdesk.engine.remote.realtime import VllmRealtimeEngine
 from voxdesk.engine.remote.wyoming import WyomingEngine
 from voxdesk.engine.session import SAMPLE_RATE, StreamingEngine
 from voxdesk.engine.testing import FakeTickEngine
@@ -38,7 +38,7 @@ def test_the_windows_settings_give_each_kind_of_engine() -> None:
     vllm = build_engine(EngineSettings(EngineKind.VLLM, vllm_model="org/voxtral"))
     assert isinstance(vllm, VllmEngine)
     assert (vllm.settings.model, vllm.settings.max_num_seqs) == ("org/voxtral", DESKTOP_MAX_NUM_SEQS)
-    assert isinstance(build_engine(EngineSettings(EngineKind.REMOTE)), RemoteEngine)
+    assert isinstance(build_engine(EngineSettings(EngineKind.REMOTE)), VllmRealtimeEngine)
 
 
 def test_an_unknown_kind_is_refused() -> None:
@@ -75,7 +75,7 @@ def test_the_command_lines_options_give_each_kind_of_engine(tmp_path: Path) -> N
     assert whisper_of(cli_engine("transcribe", *options, audio)) == ("small", "cpu", "fr", "translate")
     assert whisper_of(cli_engine("serve", *options)) == ("small", "cpu", "fr", "translate")
     remote = cli_engine("transcribe", "--server", "ws://h:8000", "--model", "m", "--api-key", "k", audio)
-    assert isinstance(remote, RemoteEngine) and (remote.settings.model, remote.settings.api_key) == ("m", "k")
+    assert isinstance(remote, VllmRealtimeEngine) and (remote.settings.model, remote.settings.api_key) == ("m", "k")
     openai = cli_engine("transcribe", "--server", "ws://h:8000/v1", "--dialect", "openai", "--language", "de", audio)
     assert isinstance(openai, OpenAIRealtimeEngine) and openai.settings.language == "de"
     wyoming = cli_engine("transcribe", "--server", "tcp://h:10300,tcp://i:10300", "--engine", "builtin", audio)

@@ -23,7 +23,7 @@ from voxdesk.app.files.transcription import transcribe_audio
 from voxdesk.engine import StreamError, StreamingEngine, TextDelta, UtteranceDone
 from voxdesk.engine.events import EngineEvent
 from voxdesk.engine.remote.openai import OpenAIRealtimeEngine, OpenAISettings
-from voxdesk.engine.remote.realtime import RemoteEngine, RemoteSettings
+from voxdesk.engine.remote.realtime import VllmRealtimeEngine, VllmRealtimeSettings
 from voxdesk.engine.remote.wyoming import WyomingEngine, WyomingSettings
 
 
@@ -114,7 +114,7 @@ def test_the_same_audio_gives_the_same_text_over_all_three_dialects(
     fixture = speech["command12-slt"]
     audio = fixture_audio[fixture.name]
     engines: dict[str, StreamingEngine] = {
-        "vllm": RemoteEngine(RemoteSettings(url=f"ws://127.0.0.1:{serve.websocket_port}")),
+        "vllm": VllmRealtimeEngine(VllmRealtimeSettings(url=f"ws://127.0.0.1:{serve.websocket_port}")),
         "openai": _openai(serve.websocket_port),
         "wyoming": WyomingEngine(WyomingSettings(url=f"tcp://127.0.0.1:{serve.wyoming_port}")),
     }

@@ -1,4 +1,4 @@
-"""The remote engine against ``voxdesk serve`` on loopback, through real sockets."""
+"""The vLLM realtime engine against ``voxdesk serve`` on loopback, through real sockets."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from voxdesk.app.files.transcription import transcribe_audio
 from voxdesk.app.textnorm import normalize_text
 from voxdesk.engine import EngineUnavailable, ProvisionalText, StreamError, TextDelta, TextRetracted, UtteranceDone
 from voxdesk.engine.events import EngineEvent
-from voxdesk.engine.remote.realtime import RemoteEngine, RemoteSettings, backoff
+from voxdesk.engine.remote.realtime import VllmRealtimeEngine, VllmRealtimeSettings, backoff
 from voxdesk.engine.testing import FakeTickEngine
 from voxdesk.engine.whisper.builtin import BuiltinEngine
 from voxdesk.server.realtime.server import RealtimeServer, ServerConfig, running_server
@@ -28,7 +28,8 @@ def test_remote_engine_transcribes_through_voxdesk_serve(
 ) -> None:
     async def scenario() -> tuple[str, list[EngineEvent]]:
         async with running_server(engine, ServerConfig(port=0)) as server:
-            remote = RemoteEngine(RemoteSettings(url=f"ws://127.0.0.1:{server.port}", model="voxdesk-builtin"))
+            settings = VllmRealtimeSettings(url=f"ws://127.0.0.1:{server.port}", model="voxdesk-builtin")
+            remote = VllmRealtimeEngine(settings)
             await remote.load()
             report = await transcribe_audio(remote, fixture_audio["passage-slt"][: 16_000 * 10], realtime=True)
             return report.text, [t.event for t in report.timeline]
@@ -66,7 +67,7 @@ def test_a_dropped_connection_replays_the_unfinished_audio_and_loses_no_words() 
             running_server(FakeTickEngine(), ServerConfig(port=0)) as server,
             CuttableProxy(server.port) as proxy,
         ):
-            remote = RemoteEngine(RemoteSettings(url=f"ws://127.0.0.1:{proxy.port}"))
+            remote = VllmRealtimeEngine(VllmRealtimeSettings(url=f"ws://127.0.0.1:{proxy.port}"))
             events: list[EngineEvent] = []
             async for event in remote.stream(_paced(audio)):
                 events.append(event)
@@ -99,7 +100,7 @@ def test_failover_moves_to_the_next_server_when_one_refuses_or_dies() -> None:
             loading = RealtimeServer(FakeTickEngine(), ServerConfig(port=0), loaded=False)  # answers 503
             await loading.start()
             urls = [f"ws://127.0.0.1:{port}" for port in (loading.port, proxy.port, second.port)]
-            remote = RemoteEngine(RemoteSettings(url=f"{urls[0]}, {urls[1]},{urls[2]}"))
+            remote = VllmRealtimeEngine(VllmRealtimeSettings(url=f"{urls[0]}, {urls[1]},{urls[2]}"))
             await remote.load()
             used = [remote.url]
             events: list[EngineEvent] = []
@@ -125,8 +126,8 @@ def test_a_refused_api_key_is_a_clear_error(engine: BuiltinEngine) -> None:
         async with running_server(engine, ServerConfig(port=0, api_key="right")) as server:
             url = f"ws://127.0.0.1:{server.port}"
             with pytest.raises(EngineUnavailable, match="refused the API key"):
-                await RemoteEngine(RemoteSettings(url=url, api_key="wrong")).load()
-            await RemoteEngine(RemoteSettings(url=url, api_key="right", model="voxdesk-builtin")).load()
+                await VllmRealtimeEngine(VllmRealtimeSettings(url=url, api_key="wrong")).load()
+            await VllmRealtimeEngine(VllmRealtimeSettings(url=url, api_key="right", model="voxdesk-builtin")).load()
 
     asyncio.run(scenario())
 
@@ -134,11 +135,12 @@ def test_a_refused_api_key_is_a_clear_error(engine: BuiltinEngine) -> None:
 def test_unknown_model_and_unreachable_server_are_clear_errors(engine: BuiltinEngine) -> None:
     async def scenario() -> None:
         async with running_server(engine, ServerConfig(port=0)) as server:
+            unknown = VllmRealtimeSettings(url=f"ws://127.0.0.1:{server.port}", model="whisper-9")
             with pytest.raises(EngineUnavailable, match="does not serve model 'whisper-9'"):
-                await RemoteEngine(RemoteSettings(url=f"ws://127.0.0.1:{server.port}", model="whisper-9")).load()
+                await VllmRealtimeEngine(unknown).load()
             port = server.port
         with pytest.raises(EngineUnavailable, match="cannot reach"):
-            await RemoteEngine(RemoteSettings(url=f"ws://127.0.0.1:{port}")).load()
+            await VllmRealtimeEngine(VllmRealtimeSettings(url=f"ws://127.0.0.1:{port}")).load()
 
     asyncio.run(scenario())
 
@@ -154,11 +156,12 @@ def test_remote_engine_over_tls(tmp_path: Path) -> None:
     async def scenario() -> str:
         config = ServerConfig(port=0, ssl_certfile=str(cert), ssl_keyfile=str(key))
         async with running_server(FakeTickEngine(), config) as server:
-            remote = RemoteEngine(RemoteSettings(url=f"wss://localhost:{server.port}", ca_file=str(cert)))
+            remote = VllmRealtimeEngine(VllmRealtimeSettings(url=f"wss://localhost:{server.port}", ca_file=str(cert)))
             await remote.load()
             report = await transcribe_audio(remote, np.zeros(16_000, np.float32), realtime=False)
+            untrusted = VllmRealtimeEngine(VllmRealtimeSettings(url=f"wss://localhost:{server.port}"))
             with pytest.raises(EngineUnavailable):
-                await RemoteEngine(RemoteSettings(url=f"wss://localhost:{server.port}")).load()  # untrusted cert
+                await untrusted.load()
             return report.text
 
     assert asyncio.run(scenario()) == "tick " * 12

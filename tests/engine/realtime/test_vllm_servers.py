@@ -28,7 +28,7 @@ from tests.vllm_support import (
 )
 from voxdesk.app.files.transcription import transcribe_audio
 from voxdesk.engine import TextDelta, UtteranceDone
-from voxdesk.engine.remote.realtime import RemoteEngine, RemoteSettings
+from voxdesk.engine.remote.realtime import VllmRealtimeEngine, VllmRealtimeSettings
 
 pytestmark = [pytest.mark.vllm, requires_vllm]
 
@@ -94,7 +94,7 @@ def test_a_transcription_has_vllms_delta_count_and_usage(voxdesk_vllm_server: in
 
 def test_the_remote_engine_transcribes_through_vllms_server(vllm_server: int) -> None:
     async def scenario() -> list[object]:
-        remote = RemoteEngine(RemoteSettings(url=f"ws://127.0.0.1:{vllm_server}", model=SERVED_NAME))
+        remote = VllmRealtimeEngine(VllmRealtimeSettings(url=f"ws://127.0.0.1:{vllm_server}", model=SERVED_NAME))
         await remote.load()
         report = await transcribe_audio(remote, as_float(chirp_pcm16(4.0)), realtime=False)
         return [t.event for t in report.timeline]
