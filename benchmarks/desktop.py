@@ -10,32 +10,50 @@ built-in engine; the synthesized commands are played into the microphone one aft
 - event → widget: from the engine yielding a text event to the transcript's viewport
   painting the change (coalescing, controller, bridge signal, rendering);
 - cold start: a new ``voxdesk`` process (``VOXDESK_SMOKE_TEST=listen``), from its start to the
-  window shown, the engine ready, and the first audio captured while listening.
+  window shown, the engine ready, and the first audio captured while listening;
+- one partial in a long transcript: the transcript view filled with 1 to 10 minutes of speech
+  (150 words a minute, 10 words an utterance), then one partial of the utterance in progress
+  shown and painted, the old way (the whole transcript rebuilt as HTML) and the view's way (its
+  paragraph edited in place) alternated in one run. ``--partials-only`` runs just this one; it
+  needs no microphone and no engine.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import html
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tests import speech_fixtures
 from tests.desktop_rig import VirtualMic
 from voxdesk.app.files.transcription import percentile
+from voxdesk.app.listening.transcript import Utterance
 from voxdesk.engine.events import EngineEvent, ProvisionalText, TextDelta
 from voxdesk.engine.session import ProgressCallback, StreamingEngine
 
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication, QTextBrowser
+
 COLD_START_MARKS = ("window shown", "engine ready", "first audio captured")
+TRANSCRIPT_MINUTES = (1, 2, 5, 10)
+WORDS_PER_MINUTE = 150
+WORDS_PER_UTTERANCE = 10
+SPOKEN = (
+    "open the browser and search for the weather in paris tomorrow then set a timer for five "
+    "minutes and remind me to call the office about the meeting notes before lunch"
+)
 
 
 class TimedEngine:
@@ -157,6 +175,100 @@ async def live_run(fixtures: list[speech_fixtures.Fixture], mic: VirtualMic) -> 
     }
 
 
+def old_way_render(view: QTextBrowser, utterances: dict[int, Utterance], provisional_colour: str) -> None:
+    """The transcript view before it edited its document in place: every partial rebuilt the
+    whole transcript as HTML and set it (its actions left out: these transcripts have none)."""
+    bar = view.verticalScrollBar()
+    paragraphs = []
+    for utterance in utterances.values():
+        committed = html.escape(utterance.committed.strip())
+        tail = html.escape(utterance.provisional.strip())
+        if tail:
+            tail = f' <i style="color:{provisional_colour}">{tail}</i>'
+        if committed or tail:
+            paragraphs.append(f"<p>{committed}{tail}</p>")
+    view.setHtml("".join(paragraphs))
+    bar.setValue(bar.maximum())
+
+
+def spoken(utterance: int, words: int) -> str:
+    """``words`` words of a made-up sentence, a different stretch for each utterance."""
+    vocabulary = SPOKEN.split()
+    start = utterance * 7 % len(vocabulary)
+    return " ".join((vocabulary * 2)[start : start + words])
+
+
+def partial_of(utterance: int, heard: int) -> Utterance:
+    """The utterance in progress after ``heard`` words, the last two of them still provisional."""
+    committed = max(0, heard - 2)
+    words = spoken(utterance, heard).split()
+    return Utterance(utterance, committed=" ".join(words[:committed]), provisional=" ".join(words[committed:]))
+
+
+def painted(view: QTextBrowser) -> None:
+    """Lay out the whole document and paint what is in view. Qt lays out a big document in
+    steps between events, so without asking for the last block a new document would be laid
+    out only in part when the time is taken."""
+    document = view.document()
+    document.documentLayout().blockBoundingRect(document.lastBlock())
+    view.viewport().repaint()
+
+
+def partial_costs(repeats: int) -> list[dict[str, float]]:
+    """Milliseconds to show and paint one partial, the old way and the view's way, in
+    transcripts of each of ``TRANSCRIPT_MINUTES``; medians of ``repeats`` partials."""
+    from PySide6.QtWidgets import QTextBrowser
+
+    from voxdesk.ui.transcript_view import TranscriptView
+
+    rows = []
+    for minutes in TRANSCRIPT_MINUTES:
+        count = minutes * WORDS_PER_MINUTE // WORDS_PER_UTTERANCE
+        finals = {n: Utterance(n, committed=spoken(n, WORDS_PER_UTTERANCE), final=True) for n in range(1, count + 1)}
+        old, new = QTextBrowser(), TranscriptView()
+        for view in (old, new):
+            view.resize(880, 360)  # about the window's transcript pane
+            view.show()
+        for utterance in finals.values():
+            new.show_utterance(utterance)
+        grey = new.provisional_colour().name()
+        in_progress = count + 1
+        partials = [partial_of(in_progress, repeat % WORDS_PER_UTTERANCE + 1) for repeat in range(repeats)]
+        old_times, new_times = [], []
+        for partial in partials:
+            started = time.perf_counter()
+            new.show_utterance(partial)
+            painted(new)
+            new_times.append(time.perf_counter() - started)
+        for partial in partials:
+            started = time.perf_counter()
+            old_way_render(old, {**finals, in_progress: partial}, grey)
+            painted(old)
+            old_times.append(time.perf_counter() - started)
+        assert old.toPlainText() == new.toPlainText()  # the same transcript shown both ways
+        rows.append(
+            {
+                "minutes": minutes,
+                "utterances": count + 1,
+                "old_way_median_ms": statistics.median(old_times) * 1000,
+                "new_way_median_ms": statistics.median(new_times) * 1000,
+            }
+        )
+        old.close()
+        new.close()
+    return rows
+
+
+def print_partial_costs(rows: list[dict[str, float]]) -> None:
+    print("one partial, shown and painted (median ms)")
+    print(f"{'minutes':>8} {'utterances':>10} {'old way (setHtml)':>18} {'new way (in place)':>19}")
+    for row in rows:
+        print(
+            f"{row['minutes']:>8} {row['utterances']:>10} "
+            f"{row['old_way_median_ms']:>18.2f} {row['new_way_median_ms']:>19.2f}"
+        )
+
+
 def cold_start() -> dict[str, float]:
     """One new ``voxdesk`` process, listening at once: seconds from its start to each mark."""
     started = time.monotonic()
@@ -173,12 +285,8 @@ def cold_start() -> dict[str, float]:
     return {name: marks[name] - started for name in COLD_START_MARKS}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--cold-starts", type=int, default=3, help="cold starts to time (default: %(default)s)")
-    parser.add_argument("--json", type=Path, help="also write the results here")
-    args = parser.parse_args()
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+def live_and_cold_starts(app: QApplication, cold_starts: int) -> dict[str, Any]:
+    """The live run on the virtual microphone, then ``cold_starts`` new processes."""
     home = Path(tempfile.mkdtemp(prefix="voxdesk-bench-"))
     os.environ.setdefault("VOXDESK_CONFIG_DIR", str(home / "config"))
     os.environ.setdefault("VOXDESK_DATA_DIR", str(home / "data"))
@@ -189,22 +297,36 @@ def main() -> int:
     try:
         fixtures = [f for f in speech_fixtures.build() if f.kind == "command" and f.voice == "slt"]
         import qasync
-        from PySide6.QtWidgets import QApplication
 
-        app = QApplication(sys.argv[:1])
         loop = qasync.QEventLoop(app)
         asyncio.set_event_loop(loop)
         with loop:
             live = loop.run_until_complete(live_run(fixtures, mic))
-        starts = [cold_start() for _ in range(args.cold_starts)]
+        starts = [cold_start() for _ in range(cold_starts)]
     finally:
         mic.stop()
-    results = {
+    return {
         "live": live,
         "cold_start_s": {name: percentile([s[name] for s in starts], 50) for name in COLD_START_MARKS},
         "cold_starts": len(starts),
     }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cold-starts", type=int, default=3, help="cold starts to time (default: %(default)s)")
+    parser.add_argument("--partials", type=int, default=40, help="partials timed per length (default: %(default)s)")
+    parser.add_argument("--partials-only", action="store_true", help="time only one partial in long transcripts")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication(sys.argv[:1])
+    results = {} if args.partials_only else live_and_cold_starts(app, args.cold_starts)
+    results["partial_ms"] = partial_costs(args.partials)
     print(json.dumps(results, indent=2))
+    print_partial_costs(results["partial_ms"])
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0
