@@ -1,8 +1,8 @@
 """The actions panel: recognized actions with Confirm / Cancel / Undo, the mode, and the log.
 
-No business logic: it shows what the Qt-free ``ActionCenter`` reports and forwards button
-clicks to it. The center's callbacks are re-emitted as Qt signals, so they reach the widgets
-on the Qt thread whichever thread they came from.
+No business logic: it shows what the Qt-free ``ActionCenter`` reports (through an
+:class:`~voxdesk.ui.bridges.ActionsBridge`, so it reaches the widgets on the Qt thread whichever
+thread it came from) and forwards button clicks to it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from voxdesk.app.actions.center import ActionCenter, ActionRecord, ActionStatus
+from voxdesk.ui.bridges import ActionsBridge
 
 __all__ = ["ActionsPanel"]
 
@@ -68,17 +69,8 @@ def _describe_slots(record: ActionRecord) -> str:
     return ", ".join(f"{key}: {value}" for key, value in record.slots.items())
 
 
-def _disconnect(removers: list[Callable[[], None]], *args: Any) -> None:
-    for remove in removers:
-        remove()
-
-
 class ActionsPanel(QWidget):
     """Shows an ActionCenter's records, mode and log, and lets the user confirm, cancel and undo."""
-
-    record_changed = Signal(object)  # ActionRecord
-    mode_changed = Signal(str)
-    log_added = Signal(str)
 
     def __init__(self, center: ActionCenter, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -124,21 +116,15 @@ class ActionsPanel(QWidget):
         layout.addLayout(top)
         layout.addWidget(splitter)
 
-        self.record_changed.connect(self._show_record)
-        self.mode_changed.connect(self._show_mode)
-        self.log_added.connect(self.log_view.appendPlainText)
         for record in center.records:
             self._show_record(record)
         for line in center.log:
             self.log_view.appendPlainText(line)
         self._show_mode(center.mode)
-        removers = [
-            center.add_record_listener(self.record_changed.emit),
-            center.add_mode_listener(self.mode_changed.emit),
-            center.add_log_listener(self.log_added.emit),
-        ]
-        # A module-level slot: it must not keep this widget alive or touch it once deleted.
-        self.destroyed.connect(partial(_disconnect, removers))
+        self.bridge = ActionsBridge(center, self)
+        self.bridge.record_changed.connect(self._show_record)
+        self.bridge.mode_changed.connect(self._show_mode)
+        self.bridge.log_added.connect(self.log_view.appendPlainText)
 
     def buttons(self, record_id: int) -> _RowButtons:
         """The Confirm / Cancel / Undo buttons of one record."""

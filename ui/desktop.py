@@ -118,6 +118,7 @@ class Desktop:
         self.overlay = DictationOverlay()
         self.overlay_feed = OverlayFeed(lambda: self.controller.settings.listening.overlay)
         self.controller.subscribe(self._follow_for_overlay)
+        self.controller.subscribe_levels(self._level_for_overlay)
         self.assistant.center.add_record_listener(self._action_for_overlay)
         self._quit = asyncio.Event()
         for warning in warnings:
@@ -150,10 +151,11 @@ class Desktop:
         if self.history_panel.select_session(session_id):
             self.window.tabs.setCurrentWidget(self.history_panel)
 
+    def _level_for_overlay(self, level: AudioLevel) -> None:
+        self.overlay.show_reading(self.window.level_watch.reading())  # the window's meter took the level first
+
     def _follow_for_overlay(self, event: ControllerEvent) -> None:
-        if isinstance(event, AudioLevel):
-            self.overlay.show_reading(self.window.level_watch.reading())
-        elif self.overlay_feed.on_event(event):
+        if self.overlay_feed.on_event(event):
             self.overlay.show_state(self.overlay_feed.state, self.controller.listening)
 
     def _action_for_overlay(self, record: ActionRecord) -> None:

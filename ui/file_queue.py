@@ -3,7 +3,7 @@ to cancel it or, once done, to show its transcript in the History tab."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from voxdesk.app.files.queue import FileJob, FileQueue, JobState
+from voxdesk.ui.bridges import FileQueueBridge
 
 __all__ = ["FileQueuePanel", "describe_job"]
 
@@ -55,12 +56,6 @@ def describe_job(job: FileJob) -> str:
     return str(job.state)
 
 
-class _QueueBridge(QObject):
-    """File queue changes as a Qt signal (the queue runs on the Qt thread via qasync)."""
-
-    changed = Signal(object)
-
-
 class FileQueuePanel(QWidget):
     """One row per file added to ``queue``; newest last."""
 
@@ -85,9 +80,8 @@ class FileQueuePanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.hint)
         layout.addWidget(self.table, 1)
-        self._bridge = _QueueBridge(self)
+        self._bridge = FileQueueBridge(queue, self)
         self._bridge.changed.connect(self.show_job)
-        queue.subscribe(self._bridge.changed.emit)
         for job in queue.jobs:
             self.show_job(job)
 

@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -56,6 +56,7 @@ from voxdesk.app.listening.level import LevelWatch, MeterReading
 from voxdesk.app.log import log_folder
 from voxdesk.app.resources import resource_path
 from voxdesk.engine.kinds import EngineKind
+from voxdesk.ui.bridges import ActionsBridge, ControllerBridge
 from voxdesk.ui.level_meter import LevelMeter
 from voxdesk.ui.settings_dialog import ENGINE_LABELS
 from voxdesk.ui.transcript_view import TranscriptView
@@ -72,32 +73,6 @@ STATE_WORDS = {
     EngineState.RECONNECTING: "reconnecting",
     EngineState.FAILED: "failed",
 }
-
-
-class ControllerBridge(QObject):
-    """Controller events as a Qt signal (the controller runs on the Qt thread via qasync)."""
-
-    happened = Signal(object)
-
-    def __init__(self, controller: Controller) -> None:
-        super().__init__()
-        self.unsubscribe = controller.subscribe(self.happened.emit)
-
-
-class ActionsBridge(QObject):
-    """Action center records as a Qt signal; stops listening when the window is destroyed."""
-
-    changed = Signal(object)  # ActionRecord
-
-    def __init__(self, center: ActionCenter, parent: QObject) -> None:
-        super().__init__(parent)
-        remove = center.add_record_listener(self.changed.emit)
-        # A module-level slot: it must not keep the window alive or touch it once deleted.
-        parent.destroyed.connect(partial(_forget, remove))
-
-
-def _forget(remove: Callable[[], None], *args: Any) -> None:
-    remove()
 
 
 class MainWindow(QMainWindow):
@@ -202,8 +177,9 @@ class MainWindow(QMainWindow):
         self._add_help_menu()
 
         self.action_center: ActionCenter | None = None
-        self.bridge = ControllerBridge(controller)
+        self.bridge = ControllerBridge(controller, self)
         self.bridge.happened.connect(self.on_event)
+        self.bridge.level.connect(self.show_level)
         self.on_event(controller.engine_status)
 
     # -- user commands ---------------------------------------------------------------------
@@ -213,7 +189,7 @@ class MainWindow(QMainWindow):
         shortcuts confirm, cancel or undo the newest action that allows it."""
         self.action_center = center
         self.actions_bridge = ActionsBridge(center, self)
-        self.actions_bridge.changed.connect(self._show_action)
+        self.actions_bridge.record_changed.connect(self._show_action)
         self.transcript_view.action_requested.connect(self.act)
         menu = self.menuBar().addMenu("Act&ions")
         for text, keys, verb in (
@@ -346,10 +322,12 @@ class MainWindow(QMainWindow):
 
     # -- what the controller reports -------------------------------------------------------
 
+    def show_level(self, level: AudioLevel) -> None:
+        """Show a captured chunk's level on the meter."""
+        self._show_reading(self.level_watch.add(level))
+
     def on_event(self, event: ControllerEvent) -> None:
-        if isinstance(event, AudioLevel):
-            self._show_reading(self.level_watch.add(event))
-        elif isinstance(event, TranscriptChanged):
+        if isinstance(event, TranscriptChanged):
             self.transcript_view.show_utterance(event.utterance)
             self.utterance_list.show_utterance(event.utterance)
         elif isinstance(event, UtteranceFinal):

@@ -1,7 +1,9 @@
 """The controller: joins microphone, engine and transcript; no Qt, runs on asyncio.
 
 The window (or a test) calls its methods and hears back through :meth:`Controller.subscribe`:
-every change is a :mod:`voxdesk.app.listening.events` event, delivered on the event loop.
+every change is a :mod:`voxdesk.app.listening.events` event, delivered on the event loop. The
+microphone's level (an :class:`AudioLevel` per chunk, 50 a second) goes only to those who ask
+for it with :meth:`Controller.subscribe_levels`.
 """
 
 from __future__ import annotations
@@ -9,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, TypeVar
 
 from voxdesk.app.engines import EngineFactory, build_engine, describe_engine
 from voxdesk.app.listening.capture import AudioCapture, AudioLevel, CaptureState, CaptureStatus
@@ -39,6 +41,16 @@ logger = logging.getLogger("voxdesk.controller")
 
 CaptureFactory = Callable[..., AudioCapture]
 Listener = Callable[[ControllerEvent], None]
+LevelListener = Callable[[AudioLevel], None]
+_Event = TypeVar("_Event")
+
+
+def _call_each(listeners: Sequence[Callable[[_Event], None]], event: _Event) -> None:
+    for listener in list(listeners):  # a listener may unsubscribe while called
+        try:
+            listener(event)
+        except Exception:
+            logger.exception("a listener failed on %s", type(event).__name__)
 
 
 class Controller:
@@ -57,6 +69,7 @@ class Controller:
         self._engine_factory = engine_factory
         self._capture_factory = capture_factory
         self._listeners: list[Listener] = []
+        self._level_listeners: list[LevelListener] = []
         self._engine: StreamingEngine | None = None
         self._engine_lock = asyncio.Lock()
         self._status = EngineStatus(EngineState.NONE, describe_engine(settings.engine))
@@ -72,22 +85,28 @@ class Controller:
     # -- listeners -------------------------------------------------------------------------
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Call ``listener`` with every event from now on; returns a function that unsubscribes."""
+        """Call ``listener`` with every event but the audio level from now on; returns a
+        function that unsubscribes."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
+    def subscribe_levels(self, listener: LevelListener) -> Callable[[], None]:
+        """Call ``listener`` with the level of every chunk captured from now on (a meter);
+        returns a function that unsubscribes."""
+        self._level_listeners.append(listener)
+        return lambda: self._level_listeners.remove(listener)
+
     def report(self, event: ControllerEvent) -> None:
-        """Pass an event from a part joined to the controller (history, actions) to every listener."""
+        """Pass an event from a part joined to the controller (history, actions) to its listeners."""
         self._emit(event)
 
     def _emit(self, event: ControllerEvent) -> None:
         if isinstance(event, UtteranceFinal):
             self._watch_speed(event)
-        for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:
-                logger.exception("a listener failed on %s", type(event).__name__)
+        if isinstance(event, AudioLevel):
+            _call_each(self._level_listeners, event)
+        else:
+            _call_each(self._listeners, event)
 
     # -- state -----------------------------------------------------------------------------
 

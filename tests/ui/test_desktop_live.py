@@ -180,9 +180,10 @@ def test_microphone_vanishing_mid_utterance_keeps_the_text_and_recovers(
         assert desktop.controller.listening
         qtbot.mouseClick(desktop.window.tabs.tabBar(), Qt.MouseButton.LeftButton)
     finally:
+        lost = len(recorder.events)
         virtual_mic.start()  # the device comes back
     qtbot.waitUntil(
-        lambda: any(isinstance(e, CaptureStatus) and e.state == CaptureState.OPEN for _, e in recorder.events[-20:]),
+        lambda: any(isinstance(e, CaptureStatus) and e.state == CaptureState.OPEN for _, e in recorder.events[lost:]),
         timeout=15_000,
     )
     assert not desktop.window.problem_banner.isVisible()
