@@ -54,6 +54,7 @@ Lifetime
 from __future__ import annotations
 
 import asyncio
+import collections
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Protocol, runtime_checkable
 
@@ -71,6 +72,8 @@ __all__ = [
 ]
 
 SAMPLE_RATE = 16_000
+
+_GAP_MEMORY_SECONDS = 60.0  # engines report times at most one utterance (Whisper: 30 s) back
 
 ProgressCallback = Callable[[str, float], None]
 """Called during loading with a human-readable step and the fraction done (0 to 1)."""
@@ -119,17 +122,23 @@ class AudioFeed:
     """A bounded push-to-pull adapter: push chunks in, iterate them out.
 
     At most ``max_buffered_seconds`` of audio waits unread (a single longer chunk is let into
-    an empty feed). ``push`` never blocks: beyond the
-    bound it raises :class:`AudioBufferFull` and keeps what it already holds (for producers
-    that cannot wait, like a microphone callback). ``put`` waits for room instead (for
-    producers that can be slowed down, like a socket). Call ``end`` when the audio is over;
-    iteration then finishes after the buffered chunks.
+    an empty feed). Beyond the bound ``push`` never blocks: it raises :class:`AudioBufferFull`
+    and keeps what it already holds, or, in a feed made with ``drop_oldest``, drops the oldest
+    unread chunks to make room and counts them in :attr:`dropped_seconds` (for producers that
+    cannot wait and must stay live, like a microphone). ``put`` waits for room instead (for
+    producers that can be slowed down, like a socket); in a ``drop_oldest`` feed it never waits.
+    Call ``end`` when the audio is over; iteration then finishes after the buffered chunks.
     """
 
-    def __init__(self, max_buffered_seconds: float = 30.0) -> None:
+    def __init__(self, max_buffered_seconds: float = 30.0, *, drop_oldest: bool = False) -> None:
         self._queue: asyncio.Queue[np.ndarray | None] = asyncio.Queue()
         self._max_samples = int(max_buffered_seconds * SAMPLE_RATE)
+        self._drop_oldest = drop_oldest
         self._buffered = 0
+        self._read = 0  # samples iterated out
+        self._dropped = 0
+        # (samples read when a drop happened, samples dropped up to then), the last minute's worth
+        self._gaps: collections.deque[tuple[int, int]] = collections.deque()
         self._ended = False
         self._room = asyncio.Event()
 
@@ -138,19 +147,36 @@ class AudioFeed:
         """Seconds of audio pushed but not yet read."""
         return self._buffered / SAMPLE_RATE
 
+    @property
+    def dropped_seconds(self) -> float:
+        """Seconds of the oldest audio a ``drop_oldest`` feed dropped to make room, in all."""
+        return self._dropped / SAMPLE_RATE
+
+    def pushed_seconds(self, read_seconds: float) -> float:
+        """Where a time in the audio read out of the feed lies in the audio pushed in: later by
+        what was dropped before it (exact for the last minute of reading)."""
+        sample = read_seconds * SAMPLE_RATE
+        dropped = next((total for at, total in reversed(self._gaps) if at <= sample), 0)
+        return (sample + dropped) / SAMPLE_RATE
+
     def push(self, chunk: np.ndarray) -> None:
-        """Queue one chunk (checked with :func:`check_chunk`) or raise ``AudioBufferFull``."""
+        """Queue one chunk (checked with :func:`check_chunk`); beyond the bound, drop the oldest
+        audio (``drop_oldest``) or raise ``AudioBufferFull``."""
         if self._ended:
             raise RuntimeError("push() after end()")
         chunk = check_chunk(chunk)
-        if not self._fits(chunk):
+        if not self._drop_oldest and not self._fits(chunk):
             raise AudioBufferFull(f"more than {self._max_samples / SAMPLE_RATE:g} s of audio waiting for the engine")
+        self._make_room(chunk)
         self._enqueue(chunk)
 
     async def put(self, chunk: np.ndarray) -> bool:
-        """Queue one chunk, first waiting until it fits. Returns ``False`` (chunk dropped) if
-        the feed ended while waiting or before."""
+        """Queue one chunk, first waiting until it fits (or dropping the oldest audio, in a
+        ``drop_oldest`` feed). Returns ``False`` (chunk dropped) if the feed ended while
+        waiting or before."""
         chunk = check_chunk(chunk)
+        if self._drop_oldest and not self._ended:
+            self._make_room(chunk)
         while not self._ended and not self._fits(chunk):
             self._room.clear()
             await self._room.wait()
@@ -172,6 +198,22 @@ class AudioFeed:
     def _fits(self, chunk: np.ndarray) -> bool:
         return self._buffered == 0 or self._buffered + len(chunk) <= self._max_samples
 
+    def _make_room(self, chunk: np.ndarray) -> None:
+        """Drop the oldest unread chunks until ``chunk`` fits; they would have been read next,
+        so the reader's audio skips them where it stands now."""
+        if self._fits(chunk):
+            return
+        while not self._fits(chunk):
+            oldest = self._queue.get_nowait()
+            assert oldest is not None  # nothing is pushed after end()
+            self._buffered -= len(oldest)
+            self._dropped += len(oldest)
+        if self._gaps and self._gaps[-1][0] == self._read:
+            self._gaps.pop()
+        self._gaps.append((self._read, self._dropped))
+        while len(self._gaps) > 1 and self._gaps[1][0] < self._read - _GAP_MEMORY_SECONDS * SAMPLE_RATE:
+            self._gaps.popleft()
+
     def _enqueue(self, chunk: np.ndarray) -> None:
         self._buffered += len(chunk)
         self._queue.put_nowait(chunk)
@@ -179,5 +221,6 @@ class AudioFeed:
     async def _chunks(self) -> AsyncIterator[np.ndarray]:
         while (chunk := await self._queue.get()) is not None:
             self._buffered -= len(chunk)
+            self._read += len(chunk)
             self._room.set()
             yield chunk

@@ -1,9 +1,12 @@
 import asyncio
+from collections.abc import AsyncIterator
 
 import numpy as np
 import pytest
 
+from tests.engine.fake_held_engine import FakeHeldEngine
 from voxdesk.engine import AudioBufferFull, AudioFeed, AudioFormatError, check_chunk
+from voxdesk.engine.events import EngineEvent, UtteranceDone
 
 
 @pytest.mark.parametrize(
@@ -80,5 +83,71 @@ def test_audio_feed_refuses_push_after_end() -> None:
         feed.end()
         with pytest.raises(RuntimeError):
             feed.push(np.zeros(1, np.float32))
+
+    asyncio.run(scenario())
+
+
+async def collect(events: AsyncIterator[EngineEvent]) -> list[EngineEvent]:
+    return [event async for event in events]
+
+
+def numbered(count: int, samples: int = 4_000) -> list[np.ndarray]:
+    """``count`` chunks of ``samples`` each, every sample holding its chunk's number."""
+    return [np.full(samples, number, np.float32) for number in range(count)]
+
+
+def test_a_drop_oldest_feed_keeps_the_newest_audio_within_its_bound_and_counts_the_rest() -> None:
+    async def scenario() -> None:
+        feed = AudioFeed(max_buffered_seconds=1.0, drop_oldest=True)
+        for chunk in numbered(10):  # 2.5 s into a 1 s feed nobody reads
+            feed.push(chunk)
+            assert feed.buffered_seconds <= 1.0
+        assert feed.buffered_seconds == 1.0
+        assert feed.dropped_seconds == 1.5
+        assert await asyncio.wait_for(feed.put(np.full(4_000, 10, np.float32)), 1.0)  # dropped again, no wait
+        feed.end()
+        assert [int(chunk[0]) async for chunk in feed] == [7, 8, 9, 10]
+        assert feed.dropped_seconds == 1.75
+
+    asyncio.run(scenario())
+
+
+def test_a_held_engine_reads_the_newest_audio_on_release_and_its_times_map_back_past_the_gap() -> None:
+    async def scenario() -> None:
+        engine = FakeHeldEngine()
+        feed = AudioFeed(max_buffered_seconds=1.0, drop_oldest=True)
+        events = asyncio.ensure_future(collect(engine.stream(feed)))
+        chunks = numbered(12)
+        for chunk in chunks[:8]:  # 2 s while the engine is held: the oldest second goes
+            feed.push(chunk)
+        assert feed.buffered_seconds == 1.0 and feed.dropped_seconds == 1.0
+        engine.release.set()
+        await asyncio.wait_for(engine.until_heard(4 * 4_000), 5.0)  # it caught up on what the feed kept
+        for chunk in chunks[8:]:
+            feed.push(chunk)
+        feed.end()
+        done = (await events)[-1]
+        assert isinstance(done, UtteranceDone)
+        assert [int(chunk[0]) for chunk in engine.heard] == [4, 5, 6, 7, 8, 9, 10, 11]
+        assert done.speech_end == 2.0  # the engine's own time: what it read
+        assert feed.pushed_seconds(done.speech_end) == 3.0  # the time in what was pushed
+        assert feed.pushed_seconds(0.0) == 1.0  # the gap sits where the engine stood when it opened
+        assert feed.dropped_seconds == 1.0
+
+    asyncio.run(scenario())
+
+
+def test_pushed_seconds_adds_each_gap_from_where_the_reader_stood() -> None:
+    async def scenario() -> None:
+        feed = AudioFeed(max_buffered_seconds=0.5, drop_oldest=True)  # two chunks of 0.25 s
+        chunks, reader = numbered(8), aiter(feed)
+        for chunk in chunks[:3]:  # chunk 0 dropped at read position 0
+            feed.push(chunk)
+        assert [int((await asyncio.wait_for(anext(reader), 1.0))[0]) for _ in range(2)] == [1, 2]
+        for chunk in chunks[3:8]:  # chunks 3, 4, 5 dropped at read position 0.5 s
+            feed.push(chunk)
+        assert [int((await asyncio.wait_for(anext(reader), 1.0))[0]) for _ in range(2)] == [6, 7]
+        assert feed.dropped_seconds == 1.0
+        assert [feed.pushed_seconds(t) for t in (0.0, 0.25, 0.5, 0.75, 1.0)] == [0.25, 0.5, 1.5, 1.75, 2.0]
 
     asyncio.run(scenario())
