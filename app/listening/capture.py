@@ -1,8 +1,9 @@
 """Microphone capture: PortAudio (sounddevice) → 16 kHz mono float32 chunks on the event loop.
 
 The PortAudio callback only copies the block and hands it to the loop; conversion, levels and
-everything else run on the loop. A device that fails or disappears is reported, and capture
-reopens it (or the default device) once PortAudio can see one again.
+everything else run on the loop, and nothing here holds audio back for a slow consumer. A
+device that fails or disappears is reported, and capture reopens it (or the default device)
+once PortAudio can see one again.
 
 sounddevice is imported lazily: PortAudio lists devices once, when it initializes, so the
 sound server must be reachable first, and a machine without PortAudio still starts the app.
@@ -212,6 +213,9 @@ class AudioCapture:
             sd.check_input_settings(device=device.index, samplerate=rate, channels=1, dtype="float32")
         except Exception:  # the device cannot do 16 kHz mono itself: take its own format and convert
             rate, channels = device.default_samplerate, min(2, device.channels)
+        # Holds only blocks the loop has not got to yet, as long as whatever iterates the chunks
+        # never waits on something slower: the listening session hands them on without waiting
+        # to the engine's bounded AudioFeed, the one place where audio waits for an engine.
         queue: asyncio.Queue[Any] = asyncio.Queue()
 
         def callback(block: np.ndarray, frames: int, time_info: Any, status: Any) -> None:

@@ -10,6 +10,7 @@ from voxdesk.app.listening.transcript import Utterance
 from voxdesk.engine.events import UtteranceStats
 
 __all__ = [
+    "AudioDropped",
     "ControllerEvent",
     "EngineSpeed",
     "EngineState",
@@ -78,6 +79,19 @@ class EngineSpeed:
 
 
 @dataclass(frozen=True)
+class AudioDropped:
+    """The engine fell so far behind the microphone that the oldest audio waiting for it was
+    dropped; ``seconds`` is how much in all since listening started."""
+
+    seconds: float
+
+    @property
+    def message(self) -> str:
+        """The drop in plain words."""
+        return f"dropped {self.seconds:.1f} s of audio: the engine could not keep up"
+
+
+@dataclass(frozen=True)
 class Problem:
     """Something the user should read, in plain words."""
 
@@ -91,6 +105,7 @@ ControllerEvent = (
     | TranscriptChanged
     | UtteranceFinal
     | Problem
+    | AudioDropped
     | AudioLevel
     | CaptureStatus
 )

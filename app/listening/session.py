@@ -9,6 +9,11 @@ its ``final`` commit, shortly after the speaker stops.
 Latency is measured against the wall-clock time at which PortAudio handed over the audio:
 first partial = first text of an utterance minus capture of its speech onset; final = final
 text minus capture of its speech end (so it includes the endpoint silence).
+
+Audio waits for the engine in one place: the stream's :class:`~voxdesk.engine.session.AudioFeed`,
+which holds at most ``MAX_BACKLOG_SECONDS`` and drops the oldest audio beyond that. The session
+hands each chunk over without waiting, so capture never backs up behind a slow engine; what was
+dropped is reported as :class:`~voxdesk.app.listening.events.AudioDropped`.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from voxdesk.app.listening.capture import AudioCapture, MicrophoneUnavailable
-from voxdesk.app.listening.events import ControllerEvent, Problem, TranscriptChanged, UtteranceFinal
+from voxdesk.app.listening.events import AudioDropped, ControllerEvent, Problem, TranscriptChanged, UtteranceFinal
 from voxdesk.app.listening.transcript import Transcript, Utterance
 from voxdesk.engine.audio.endpoint import EndpointSettings
 from voxdesk.engine.audio.gate import GateAudio, GateEvent, GateStarted, GateStopped, SpeechGate
@@ -39,6 +44,12 @@ logger = logging.getLogger("voxdesk.listening")
 
 PRE_ROLL_SECONDS = 0.4  # audio before a detected onset that a gated stream starts with
 FINISH_TIMEOUT_SECONDS = 30.0  # how long stopping waits for the last final texts
+# Audio an engine may fall behind before the oldest is dropped: over three times the final
+# latency at which a model counts as too slow (speed.FINAL_LATENCY_LIMIT), so stalls of an
+# engine that keeps up on the whole (a long final decode, a remote reconnect's backoff and
+# replay) lose nothing, while text never trails the speaker by more than this. 320 kB a stream.
+MAX_BACKLOG_SECONDS = 5.0
+DROP_REPORT_SECONDS = 0.1  # a run of drops is reported in steps of this (the precision shown), then in full
 
 
 @dataclass
@@ -46,7 +57,7 @@ class _Stream:
     """One engine stream and where it sits in the session's audio."""
 
     offset: int  # session sample of the stream's first sample
-    feed: AudioFeed = field(default_factory=AudioFeed)
+    feed: AudioFeed = field(default_factory=lambda: AudioFeed(MAX_BACKLOG_SECONDS, drop_oldest=True))
     speech_start: float | None = None  # session seconds, when a gate found them
     speech_end: float | None = None
 
@@ -76,6 +87,8 @@ class ListeningSession:
         self._stream: _Stream | None = None
         self._consumers: set[asyncio.Task[None]] = set()
         self._dirty: set[int] = set()  # utterances changed since the last report
+        self._dropped = 0.0  # seconds of audio dropped in all streams so far
+        self._reported_dropped = 0.0
         self._gate = None if engine.detects_speech else _SpeechGate(silence_seconds)
 
     async def run(self) -> None:
@@ -83,7 +96,7 @@ class ListeningSession:
         try:
             async with contextlib.aclosing(self._capture.chunks()) as chunks:
                 async for chunk, captured_at in chunks:
-                    await self._take(chunk, captured_at)
+                    self._take(chunk, captured_at)
         except MicrophoneUnavailable as exc:
             self._emit(Problem(str(exc)))
 
@@ -104,7 +117,7 @@ class ListeningSession:
             for task in late:
                 task.cancel()
 
-    async def _take(self, chunk: np.ndarray, captured_at: float) -> None:
+    def _take(self, chunk: np.ndarray, captured_at: float) -> None:
         start = self._samples
         self._samples += len(chunk)
         self._clock.record(self._samples, captured_at)
@@ -112,17 +125,32 @@ class ListeningSession:
             if self._stream is None:
                 self._open(_Stream(offset=start))
             assert self._stream is not None
-            await self._stream.feed.put(chunk)
+            self._push(chunk)
             return
         for step in self._gate.feed(chunk, start):
             if isinstance(step, GateStarted) and self._stream is None:
                 self._open(_Stream(offset=step.audio_start, speech_start=step.sample / SAMPLE_RATE))
             elif isinstance(step, GateAudio) and self._stream is not None:
-                await self._stream.feed.put(step.samples)
+                self._push(step.samples)
             elif isinstance(step, GateStopped) and self._stream is not None:
                 self._stream.speech_end = step.sample / SAMPLE_RATE
                 self._stream.feed.end()
                 self._stream = None
+
+    def _push(self, samples: np.ndarray) -> None:
+        """Hand audio to the open stream's feed, reporting what it dropped to make room."""
+        assert self._stream is not None
+        feed = self._stream.feed
+        before = feed.dropped_seconds
+        feed.push(samples)
+        dropped = feed.dropped_seconds - before
+        if dropped and not self._dropped:
+            logger.warning("the engine fell %g s behind; dropping the oldest audio", MAX_BACKLOG_SECONDS)
+        self._dropped += dropped
+        unreported = self._dropped - self._reported_dropped
+        if unreported and (not dropped or not self._reported_dropped or unreported >= DROP_REPORT_SECONDS):
+            self._reported_dropped = self._dropped
+            self._emit(AudioDropped(self._dropped))
 
     def _open(self, stream: _Stream) -> None:
         self._stream = stream
@@ -154,8 +182,9 @@ class ListeningSession:
                     self._transcript.retract(utterance.id)
                     self._changed(utterance.id)
                 elif isinstance(event, UtteranceDone):
-                    start = stream.speech_start if stream.speech_start is not None else offset + event.speech_start
-                    end = stream.speech_end if stream.speech_end is not None else offset + event.speech_end
+                    at = stream.feed.pushed_seconds  # the engine's times skip audio the feed dropped
+                    start = stream.speech_start if stream.speech_start is not None else offset + at(event.speech_start)
+                    end = stream.speech_end if stream.speech_end is not None else offset + at(event.speech_end)
                     if not event.text.strip():
                         if utterance is not None:
                             self._transcript.discard(utterance.id)
