@@ -43,6 +43,7 @@ from voxdesk.app.actions.center import ActionCenter, ActionRecord
 from voxdesk.app.listening.capture import AudioLevel, CaptureState, CaptureStatus
 from voxdesk.app.listening.controller import Controller
 from voxdesk.app.listening.events import (
+    AudioDropped,
     ControllerEvent,
     EngineSpeed,
     EngineState,
@@ -160,7 +161,11 @@ class MainWindow(QMainWindow):
         self.latency_label.setAccessibleName("Latency of the last utterance")
         self.device_label = QLabel()
         self.device_label.setAccessibleName("Microphone status")
+        self.dropped_label = QLabel()
+        self.dropped_label.setAccessibleName("Dropped audio")
+        self.dropped_label.hide()
         self.statusBar().addWidget(self.latency_label, 1)
+        self.statusBar().addPermanentWidget(self.dropped_label)
         self.statusBar().addPermanentWidget(self.device_label)
 
         central = QWidget()
@@ -343,6 +348,9 @@ class MainWindow(QMainWindow):
         elif isinstance(event, EngineSpeed):
             self.speed_banner.setText(event.message)
             self.speed_banner.setVisible(event.too_slow)
+        elif isinstance(event, AudioDropped):
+            self.dropped_label.setText(event.message[:1].upper() + event.message[1:])
+            self.dropped_label.show()
 
     def show_problem(self, message: str) -> None:
         """Show a problem in plain words; it stays until the next one or a good outcome."""
@@ -354,6 +362,7 @@ class MainWindow(QMainWindow):
         self.listen_button.setText("Stop" if event.listening else "Listen")
         self.listen_button.setAccessibleDescription("listening" if event.listening else "not listening")
         if event.listening:
+            self.dropped_label.hide()  # each listening session counts afresh
             self.level_watch.start()
             self.meter_timer.start()
         else:

@@ -9,6 +9,7 @@ from pytestqt.qtbot import QtBot
 from voxdesk.app.listening.capture import AudioLevel, CaptureState, CaptureStatus
 from voxdesk.app.listening.controller import Controller
 from voxdesk.app.listening.events import (
+    AudioDropped,
     EngineSpeed,
     EngineState,
     EngineStatus,
@@ -126,6 +127,17 @@ def test_lost_microphone_is_shown_and_text_stays(qtbot: QtBot) -> None:
     assert window.transcript_view.committed_text() == "keep this"
     controller.report(CaptureStatus(CaptureState.OPEN, "USB mic", "listening on USB mic"))
     assert not window.problem_banner.isVisible()
+
+
+def test_dropped_audio_is_shown_in_the_status_bar_until_listening_starts_again(qtbot: QtBot) -> None:
+    controller, window = make_window(qtbot)
+    assert not window.dropped_label.isVisible()
+    controller.report(AudioDropped(1.23))
+    assert window.dropped_label.isVisible()
+    assert window.dropped_label.text() == "Dropped 1.2 s of audio: the engine could not keep up"
+    assert window.dropped_label.accessibleName() == "Dropped audio"
+    controller.report(ListeningChanged(True))  # a new session counts from nothing
+    assert not window.dropped_label.isVisible()
 
 
 def test_listening_state_and_level_meter(qtbot: QtBot) -> None:
