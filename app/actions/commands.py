@@ -302,8 +302,8 @@ def _parse_tables(text: str) -> tuple[dict[str, Any] | None, list[tuple[int, str
             _merge(data, tomllib.loads(alone))
             parsed_any = True
         except tomllib.TOMLDecodeError as error:
-            line, message = _toml_error(error, len(lines))
-            errors.append((line, table, message))
+            number, message = _toml_error(error, len(lines))
+            errors.append((number, table, message))
     return (data if parsed_any else None), errors
 
 
