@@ -20,6 +20,7 @@ from voxdesk.app.history.export import (
 from voxdesk.app.history.recording import record_report, report_session, write_transcript
 from voxdesk.app.history.store import NOT_RECORDED, HistoryStore
 from voxdesk.app.settings import load_settings
+from voxdesk.cli.arg_types import COUNT
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.kinds import EngineKind
 
@@ -124,17 +125,17 @@ def add_history_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     actions = history.add_subparsers(dest="history_command", metavar="ACTION")
     listing = actions.add_parser("list", help="sessions, newest first")
-    listing.add_argument("--limit", type=int, default=20, help="how many sessions (default: %(default)s)")
+    listing.add_argument("--limit", type=COUNT, default=20, help="how many sessions (default: %(default)s)")
     search = actions.add_parser("search", help="utterances containing all WORDS, newest first")
     search.add_argument("words", nargs="+", metavar="WORDS")
-    search.add_argument("--limit", type=int, default=50, help="how many results (default: %(default)s)")
+    search.add_argument("--limit", type=COUNT, default=50, help="how many results (default: %(default)s)")
     export = actions.add_parser("export", help="one session as text, subtitles or JSON")
-    export.add_argument("session", type=int, metavar="SESSION", help="session id (see `voxdesk history list`)")
+    export.add_argument("session", type=COUNT, metavar="SESSION", help="session id (see `voxdesk history list`)")
     export.add_argument("--format", "-f", choices=FORMATS, help="default: from --output's extension, else txt")
     export.add_argument("--output", "-o", type=Path, metavar="FILE", help="write to FILE instead of standard output")
     delete = actions.add_parser("delete", help="delete one session, or everything with --all --yes")
     target = delete.add_mutually_exclusive_group(required=True)
-    target.add_argument("session", type=int, nargs="?", metavar="SESSION", help="session id")
+    target.add_argument("session", type=COUNT, nargs="?", metavar="SESSION", help="session id")
     target.add_argument("--all", action="store_true", help="delete every session (needs --yes)")
     delete.add_argument("--yes", action="store_true", help="with --all: really delete everything")
     history.set_defaults(history_parser=history)
@@ -148,6 +149,8 @@ def run_history(args: argparse.Namespace) -> int:
     try:
         with open_store() as store:
             return _HANDLERS[args.history_command](store, args, sys.stdout)
+    except BrokenPipeError:
+        raise  # the reader of the output went away: voxdesk's main ends quietly
     except (VoxdeskError, OSError) as error:
         print(f"voxdesk: error: {error}", file=sys.stderr)
         return 1

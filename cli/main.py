@@ -24,6 +24,8 @@ from voxdesk.app.files.reading import AudioFileError, read_audio
 from voxdesk.app.files.transcription import TimedEvent, TranscriptionReport
 from voxdesk.app.log import LEVELS, configure_logging
 from voxdesk.app.settings import SERVER_DIALECTS, EngineSettings
+from voxdesk.cli.arg_types import COUNT, NON_NEGATIVE_SECONDS, PORT, POSITIVE_SECONDS, readable_file
+from voxdesk.cli.commands import add_commands_parser, run_commands
 from voxdesk.cli.history import (
     add_history_parser,
     add_transcribe_history_arguments,
@@ -126,6 +128,7 @@ def build_parser(vllm: bool = False) -> argparse.ArgumentParser:
     _add_serve_parser(commands, vllm)
     add_history_parser(commands)
     add_models_parser(commands)
+    add_commands_parser(commands)
     return parser
 
 
@@ -177,29 +180,32 @@ def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "--served-model-name", help="model name clients ask for (default: voxdesk-builtin, or the vLLM model)"
     )
     serve.add_argument("--host", default=defaults.host, help="address to listen on (default: %(default)s)")
-    serve.add_argument("--port", type=int, default=defaults.port, help="port (default: %(default)s)")
+    serve.add_argument("--port", type=PORT, default=defaults.port, help="port, 0-65535 (default: %(default)s)")
     serve.add_argument(
         "--api-key", default=os.environ.get("VOXDESK_API_KEY"), help="require this bearer key (or VOXDESK_API_KEY)"
     )
-    serve.add_argument("--ssl-certfile", help="TLS certificate (PEM) to serve wss://")
-    serve.add_argument("--ssl-keyfile", help="TLS private key (PEM)")
+    serve.add_argument("--ssl-certfile", type=readable_file, help="TLS certificate (PEM) to serve wss://")
+    serve.add_argument("--ssl-keyfile", type=readable_file, help="TLS private key (PEM)")
     serve.add_argument(
-        "--idle-timeout", type=float, default=defaults.idle_timeout, help="seconds (default: %(default)s)"
+        "--idle-timeout", type=POSITIVE_SECONDS, default=defaults.idle_timeout, help="seconds (default: %(default)s)"
     )
-    serve.add_argument("--max-sessions", type=int, default=defaults.max_sessions, help="concurrent connections")
+    serve.add_argument("--max-sessions", type=COUNT, default=defaults.max_sessions, help="concurrent connections")
     serve.add_argument(
-        "--max-session-audio", type=float, default=defaults.max_session_audio, help="seconds of audio per connection"
+        "--max-session-audio",
+        type=POSITIVE_SECONDS,
+        default=defaults.max_session_audio,
+        help="seconds of audio per connection",
     )
     serve.add_argument(
         "--drain-timeout",
-        type=float,
+        type=NON_NEGATIVE_SECONDS,
         default=defaults.drain_timeout,
         help="on SIGTERM, seconds the running transcriptions may take to end by themselves while /health "
         "answers 503 and no new session is taken (default: %(default)s)",
     )
     serve.add_argument(
         "--shutdown-grace",
-        type=float,
+        type=NON_NEGATIVE_SECONDS,
         default=defaults.shutdown_grace,
         help="then, seconds to finish the transcriptions still open with the audio received",
     )
@@ -295,7 +301,7 @@ async def _transcribe(args: argparse.Namespace) -> int:
     try:
         for path, output in plan:
             try:
-                audio = read_audio(path)
+                audio = read_audio(path, whole=True)  # a file cut short is an error here, not a short transcript
             except AudioFileError as error:
                 print(f"voxdesk: error: {error}", file=sys.stderr)
                 status = 1
@@ -348,8 +354,21 @@ def main(argv: list[str] | None = None, open_window: Callable[[argparse.Namespac
     """Run ``voxdesk``; returns the process exit status.
 
     ``open_window`` runs the desktop window (given by ``ui``, which depends on ``app`` and not
-    the other way round); without it, ``voxdesk`` with no command prints help.
+    the other way round); without it, ``voxdesk`` with no command prints help. When standard
+    output is closed early (``voxdesk history list | head -2``) the rest of the output goes
+    nowhere and the status is 141, as for a Unix tool that SIGPIPE ended.
     """
+    try:
+        try:
+            return _main(argv, open_window)
+        finally:
+            sys.stdout.flush()  # a closed pipe shows here rather than at exit
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to flush at exit
+        return 128 + signal.SIGPIPE
+
+
+def _main(argv: list[str] | None, open_window: Callable[[argparse.Namespace], int] | None) -> int:
     try:
         parser = build_parser(vllm=wants_vllm(sys.argv[1:] if argv is None else argv))
     except VoxdeskError as exc:
@@ -357,7 +376,7 @@ def main(argv: list[str] | None = None, open_window: Callable[[argparse.Namespac
         return 1
     args, unknown = parser.parse_known_args(argv)
     if unknown:
-        parser.error(unrecognized(unknown, args))
+        _command_parser(parser, args).error(unrecognized(unknown, args))
     if args.command is None:
         if open_window is not None:
             return open_window(args)  # the window sets up its own logging, with a log file
@@ -369,15 +388,29 @@ def main(argv: list[str] | None = None, open_window: Callable[[argparse.Namespac
     try:
         if args.command == "models":
             return run_models(args)
+        if args.command == "commands":
+            return run_commands(args)
         if args.command == "serve":
             with asyncio.Runner(loop_factory=_server_loop_factory()) as runner:
                 return runner.run(_serve(args))
         return asyncio.run(_transcribe(args))
+    except BrokenPipeError:
+        raise  # not an error of the command: main ends quietly
     except (VoxdeskError, OSError) as exc:
         print(f"voxdesk: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``args`` ran, for its usage line."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = getattr(args, action.dest, None)
+            if chosen in action.choices:
+                return _command_parser(action.choices[chosen], args)
+    return parser
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from voxdesk.cli.vllm_option_names import VLLM_ENGINE_OPTIONS
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.vllm.engine import DESKTOP_MAX_NUM_SEQS, VllmSettings, import_vllm, install_hint
 
@@ -92,14 +93,27 @@ def add_vllm_arguments(parser: argparse.ArgumentParser, server: bool, engine_arg
 
 
 def unrecognized(unknown: Sequence[str], args: argparse.Namespace) -> str:
-    """The error for options no parser took, saying where vLLM's engine arguments are."""
+    """The error for options no parser took, saying where vLLM's engine arguments are when one of
+    them is among ``unknown``."""
     message = f"unrecognized arguments: {' '.join(unknown)}"
     if getattr(args, "command", None) not in COMMANDS:
         return message
     if args.engine != "vllm":
-        return f"{message} (vLLM's engine arguments need --engine vllm)"
+        return f"{message} (vLLM's engine arguments need --engine vllm)" if _any_vllm_option(unknown) else message
     listing = f"voxdesk {args.command} --engine vllm --help"
     return f"{message} (neither a Voxdesk option nor a vLLM engine argument: '{listing}')"
+
+
+def _any_vllm_option(tokens: Sequence[str]) -> bool:
+    """Whether a token names a vLLM engine argument (``--name``, ``--name=value``, ``--no-name``,
+    with ``_`` or ``-``, as vLLM's parser takes them)."""
+    for token in tokens:
+        name = token.split("=", 1)[0]
+        if name.startswith("--"):
+            name = "--" + name[2:].replace("_", "-")
+        if name in VLLM_ENGINE_OPTIONS or name.replace("--no-", "--", 1) in VLLM_ENGINE_OPTIONS:
+            return True
+    return False
 
 
 def vllm_settings(args: argparse.Namespace, server: bool) -> VllmSettings:

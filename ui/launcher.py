@@ -6,9 +6,13 @@ import argparse
 import sys
 
 from voxdesk.cli import main as cli
+from voxdesk.ui.display import unreachable_display
 
 
 def _open_window(args: argparse.Namespace) -> int:
+    if problem := unreachable_display():  # Qt would abort the process instead
+        print(problem, file=sys.stderr)
+        return 1
     from voxdesk.ui.desktop import DesktopOptions, run_desktop  # Qt loads only when the window opens
 
     options = DesktopOptions(engine=args.engine, server=args.server, device=args.device)
