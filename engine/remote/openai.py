@@ -29,16 +29,15 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
-import soxr
 
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode, TextDelta
 from voxdesk.engine.failover import split_urls
-from voxdesk.engine.remote.realtime import encode_audio
 from voxdesk.engine.remote.session import ClientEngine, ClientSession, Link, stream_code
 from voxdesk.engine.remote.transports import WebSocketTransport
 from voxdesk.engine.session import SAMPLE_RATE
 from voxdesk.engine.wire.openai.events import RATE
+from voxdesk.engine.wire.pcm import Resampler, encode_audio
 
 __all__ = ["OPENAI_REALTIME_URL", "OpenAIRealtimeEngine", "OpenAISettings", "openai_realtime_url"]
 
@@ -154,11 +153,11 @@ class _OpenAISession(ClientSession[str]):
 
     async def _send_audio(self, link: Link[str]) -> None:
         """The audio resampled to 24 kHz, padded to the shortest commit, then the commit."""
-        resampler = soxr.ResampleStream(SAMPLE_RATE, RATE, 1, "float32")
+        resampler = Resampler(SAMPLE_RATE, RATE)
         sent = 0  # 24 kHz samples on this connection
         async for chunk in self._chunks(_REPLAY_CHUNK):
-            sent += await _append(link, resampler.resample_chunk(chunk))
-        tail = resampler.resample_chunk(np.zeros(0, np.float32), last=True)
+            sent += await _append(link, resampler.resample(chunk))
+        tail = resampler.flush()
         tail = np.concatenate([tail, np.zeros(max(0, _MIN_COMMIT - sent - len(tail)), np.float32)])
         await _append(link, tail)
         await link.send('{"type":"input_audio_buffer.commit"}')

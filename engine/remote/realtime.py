@@ -16,7 +16,6 @@ withdrawn) and replays that audio, so the new server's deltas make the whole fin
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import urllib.error
 import urllib.request
@@ -31,6 +30,7 @@ from voxdesk.engine.failover import backoff, split_urls
 from voxdesk.engine.remote.session import ClientEngine, ClientSession, Link, stream_code
 from voxdesk.engine.remote.transports import WebSocketTransport, ssl_context
 from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.wire.pcm import encode_audio
 from voxdesk.engine.wire.realtime.events import (
     ErrorEvent,
     InputAudioBufferAppend,
@@ -66,12 +66,6 @@ class VllmRealtimeSettings:
     max_retries: int = 5  # failed rounds over every server in a row before the session gives up
     open_timeout: float = 10.0
     ca_file: str | None = None  # extra CA certificate(s) to trust for wss:// (e.g. a self-signed server)
-
-
-def encode_audio(samples: np.ndarray) -> str:
-    """Float32 samples in [-1, 1] to base64 PCM16 little-endian, as vLLM's clients do."""
-    pcm = (np.clip(samples, -1.0, 1.0) * 32767).astype("<i2")
-    return base64.b64encode(pcm.tobytes()).decode("ascii")
 
 
 def realtime_url(url: str) -> str:

@@ -28,8 +28,8 @@ from voxdesk.engine.failover import split_urls
 from voxdesk.engine.remote.session import ClientEngine, ClientSession, Link, stream_code
 from voxdesk.engine.remote.transports import TcpTransport
 from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.wire.pcm import to_pcm16
 from voxdesk.engine.wire.wyoming.address import parse_tcp_uri
-from voxdesk.engine.wire.wyoming.audio import to_pcm16
 from voxdesk.engine.wire.wyoming.events import (
     AudioChunk,
     AudioFormat,

@@ -1,4 +1,4 @@
-"""One ``/v1/realtime`` connection: WebSocket frames in, :class:`ServerProtocol`, frames out."""
+"""One ``/v1/realtime`` connection: WebSocket frames in, a :class:`SessionCore` dialect, frames out."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from collections.abc import Callable
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
-from voxdesk.engine.events import StreamErrorCode
 from voxdesk.engine.session import SAMPLE_RATE, StreamingEngine
-from voxdesk.engine.wire.realtime.protocol import AudioReceived, EndOfAudio, Generation, ServerProtocol, StartGeneration
+from voxdesk.engine.wire.codes import WireCode
+from voxdesk.engine.wire.core import AudioReceived, EndOfAudio
+from voxdesk.engine.wire.realtime.protocol import ServerProtocol
+from voxdesk.engine.wire.session_core import Generation, SessionCore, StartGeneration
 from voxdesk.server.config import ServerConfig
 from voxdesk.server.connection import Connection, Ending
 from voxdesk.server.metrics import RealtimeMetrics
@@ -21,13 +23,13 @@ from voxdesk.server.realtime.serving import Transcription
 __all__ = ["RealtimeConnection"]
 
 _NOTICES = {
-    Ending.IDLE: (StreamErrorCode.IDLE_TIMEOUT, "No message for {seconds:g} s: session closed"),
-    Ending.SHUTDOWN: (StreamErrorCode.SERVER_SHUTDOWN, "Server shutting down: finishing the current transcription"),
+    Ending.IDLE: (WireCode.IDLE_TIMEOUT, "No message for {seconds:g} s: session closed"),
+    Ending.SHUTDOWN: (WireCode.SERVER_SHUTDOWN, "Server shutting down: finishing the current transcription"),
 }
 _CLOSES = {Ending.IDLE: (1000, "idle timeout"), Ending.SHUTDOWN: (1001, "server shutting down")}
 
 
-class RealtimeConnection(Connection[ServerProtocol, Transcription]):
+class RealtimeConnection(Connection[SessionCore, Transcription]):
     """One WebSocket client: its protocol state and its current generation on the engine."""
 
     gone = (ConnectionClosed,)
@@ -41,7 +43,7 @@ class RealtimeConnection(Connection[ServerProtocol, Transcription]):
         config: ServerConfig,
         metrics: RealtimeMetrics,
         logger: logging.Logger,
-        dialect: Callable[..., ServerProtocol] = ServerProtocol,
+        dialect: Callable[..., SessionCore] = ServerProtocol,
     ) -> None:
         super().__init__(engine, config, logger)
         self.socket = socket

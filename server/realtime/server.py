@@ -29,6 +29,7 @@ from voxdesk.engine.session import ProgressCallback, StreamingEngine
 from voxdesk.engine.wire.openai.events import is_openai_path
 from voxdesk.engine.wire.openai.protocol import OpenAIServerProtocol
 from voxdesk.engine.wire.realtime.protocol import ServerProtocol
+from voxdesk.engine.wire.session_core import SessionCore
 from voxdesk.server import http
 from voxdesk.server.config import ServerConfig
 from voxdesk.server.listener import InsecureBindError, Listener, refuse_insecure_bind
@@ -119,7 +120,7 @@ class RealtimeServer(Listener[Server, RealtimeConnection]):
 
     async def _handle(self, socket: ServerConnection) -> None:
         openai = socket.request is not None and is_openai_path(socket.request.path)
-        dialect: Callable[..., ServerProtocol] = ServerProtocol
+        dialect: Callable[..., SessionCore] = ServerProtocol
         if openai:  # its server_vad scores speech with a fresh Silero VAD for each turn detection
             dialect = functools.partial(OpenAIServerProtocol, scorers=lambda: SileroVad().probabilities)
         await self._serve(RealtimeConnection(socket, self.engine, self.config, self.metrics, logger, dialect))

@@ -13,20 +13,20 @@ from voxdesk.engine.clock import DeliveryClock
 from voxdesk.engine.events import TextDelta, UtteranceDone
 from voxdesk.engine.session import SAMPLE_RATE
 from voxdesk.engine.wire.realtime.events import Usage
-from voxdesk.engine.wire.realtime.protocol import ServerProtocol
+from voxdesk.engine.wire.session_core import SessionCore
 from voxdesk.server.metrics import RealtimeMetrics
 from voxdesk.server.serving import Channel, EngineJob
 
 __all__ = ["Transcription"]
 
 
-class Transcription(EngineJob[ServerProtocol]):
+class Transcription(EngineJob[SessionCore]):
     """One engine session serving one generation; it starts running at once, and is counted
     in the server's metrics: sessions, audio, first-delta latency, engine queueing."""
 
     engine_failed = "Transcription failed; start a new commit"
 
-    def __init__(self, channel: Channel, protocol: ServerProtocol, metrics: RealtimeMetrics) -> None:
+    def __init__(self, channel: Channel, protocol: SessionCore, metrics: RealtimeMetrics) -> None:
         self._metrics = metrics
         self._clock = DeliveryClock()
         self._fed_samples = 0

@@ -7,9 +7,10 @@ import contextlib
 import logging
 
 from voxdesk.engine.session import SAMPLE_RATE, StreamingEngine
-from voxdesk.engine.wire.wyoming.events import ErrorCode
+from voxdesk.engine.wire.codes import WireCode
+from voxdesk.engine.wire.core import AudioReceived, EndOfAudio
 from voxdesk.engine.wire.wyoming.framing import Event
-from voxdesk.engine.wire.wyoming.protocol import AudioReceived, EndOfAudio, Request, ServerProtocol, StartRequest
+from voxdesk.engine.wire.wyoming.protocol import Request, ServerProtocol, StartRequest
 from voxdesk.server.connection import Connection, Ending
 from voxdesk.server.wyoming.config import WyomingConfig
 from voxdesk.server.wyoming.serving import Recognition
@@ -18,8 +19,8 @@ __all__ = ["WyomingConnection"]
 
 _READ_SIZE = 64 * 1024
 _NOTICES = {
-    Ending.IDLE: (ErrorCode.IDLE_TIMEOUT, "Nothing received for {seconds:g} s: connection closed"),
-    Ending.SHUTDOWN: (ErrorCode.SERVER_SHUTDOWN, "Server shutting down: finishing the current transcript"),
+    Ending.IDLE: (WireCode.IDLE_TIMEOUT, "Nothing received for {seconds:g} s: connection closed"),
+    Ending.SHUTDOWN: (WireCode.SERVER_SHUTDOWN, "Server shutting down: finishing the current transcript"),
 }
 
 

@@ -16,7 +16,8 @@ import contextlib
 import logging
 
 from voxdesk.engine.session import StreamingEngine
-from voxdesk.engine.wire.wyoming.events import ErrorCode, WyomingError
+from voxdesk.engine.wire.codes import WireCode
+from voxdesk.engine.wire.wyoming.events import WyomingError
 from voxdesk.engine.wire.wyoming.framing import Event, encode_event
 from voxdesk.server.listener import Listener, refuse_insecure_bind
 from voxdesk.server.wyoming.config import WyomingConfig
@@ -69,6 +70,6 @@ class WyomingServer(Listener[asyncio.Server, WyomingConnection]):
 async def _refuse(writer: asyncio.StreamWriter, reason: str) -> None:
     """Answer a connection the server cannot take with ``error`` and close it."""
     with contextlib.suppress(ConnectionError):
-        writer.write(encode_event(WyomingError(reason, ErrorCode.SERVER_BUSY).to_event()))
+        writer.write(encode_event(WyomingError(reason, WireCode.SERVER_BUSY).to_event()))
         await writer.drain()
     writer.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from voxdesk.engine.events import TextDelta, UtteranceDone
-from voxdesk.engine.wire.wyoming.events import ErrorCode
+from voxdesk.engine.wire.codes import WireCode
 from voxdesk.engine.wire.wyoming.protocol import ServerProtocol
 from voxdesk.server.serving import Channel, EngineJob
 
@@ -53,4 +53,4 @@ class Recognition(EngineJob[ServerProtocol]):
         self._language = event.language or self._language
 
     def _fail(self, message: str) -> None:
-        self._protocol.send_error(ErrorCode.PROCESSING_ERROR, message)
+        self._protocol.send_error(WireCode.PROCESSING_ERROR, message)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from voxdesk.engine.errors import VoxdeskError
+from voxdesk.engine.wire.codes import Dialect, ProtocolError, WireCode, spell
 
 __all__ = [
     "RATE",
@@ -33,13 +33,12 @@ _INVALID_REQUEST = "invalid_request_error"
 _SERVER_ERROR = "server_error"
 
 
-class OpenAIRequestError(VoxdeskError):
-    """A client event the OpenAI dialect refuses: one ``error`` event in OpenAI's envelope (§6)."""
+class OpenAIRequestError(ProtocolError):
+    """A client event the OpenAI dialect refuses: one ``error`` event in OpenAI's envelope (§6),
+    naming the parameter at fault (``param``) where there is one."""
 
-    def __init__(self, code: str, message: str, param: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    def __init__(self, code: WireCode, message: str, param: str | None = None) -> None:
+        super().__init__(code, message)
         self.param = param
 
 
@@ -86,12 +85,13 @@ class SessionSettings:
             OpenAIRequestError: a wrong session type, audio format or turn detection.
         """
         if not isinstance(session, dict):
-            raise OpenAIRequestError("invalid_value", "session must be an object", "session")
+            raise OpenAIRequestError(WireCode.INVALID_VALUE, "session must be an object", "session")
         if session.get("type", "transcription") != "transcription":
             raise OpenAIRequestError(
-                "invalid_value", "Only transcription sessions are served here: session.type must be 'transcription'",
+                WireCode.INVALID_VALUE,
+                "Only transcription sessions are served here: session.type must be 'transcription'",
                 "session.type",
-            )  # fmt: skip
+            )
         audio_input = _object(session.get("audio", {}), "session.audio").get("input", {})
         audio_input = _object(audio_input, "session.audio.input")
         if "format" in audio_input:
@@ -115,7 +115,9 @@ def _turn_detection(value: Any) -> dict[str, Any] | None:
     value = _object(value, param)
     if value.get("type") != "server_vad":
         raise OpenAIRequestError(
-            "unsupported_turn_detection", "Only server_vad turn detection (or null) is supported", f"{param}.type"
+            WireCode.UNSUPPORTED_TURN_DETECTION,
+            "Only server_vad turn detection (or null) is supported",
+            f"{param}.type",
         )
     settings = {"type": "server_vad", "threshold": 0.5, "prefix_padding_ms": 300, "silence_duration_ms": 500}
     for key, low, high in (
@@ -125,14 +127,16 @@ def _turn_detection(value: Any) -> dict[str, Any] | None:
     ):
         given = value.get(key, settings[key])
         if isinstance(given, bool) or not isinstance(given, int | float) or not low <= given <= high:
-            raise OpenAIRequestError("invalid_value", f"{key} must be a number from {low} to {high}", f"{param}.{key}")
+            raise OpenAIRequestError(
+                WireCode.INVALID_VALUE, f"{key} must be a number from {low} to {high}", f"{param}.{key}"
+            )
         settings[key] = given if key == "threshold" else int(given)
     return settings
 
 
 def _object(value: Any, param: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise OpenAIRequestError("invalid_value", f"{param} must be an object", param)
+        raise OpenAIRequestError(WireCode.INVALID_VALUE, f"{param} must be an object", param)
     return value
 
 
@@ -141,7 +145,7 @@ def _check_format(audio_format: Any) -> None:
     audio_format = _object(audio_format, param)
     if audio_format.get("type") != "audio/pcm" or audio_format.get("rate", RATE) != RATE:
         raise OpenAIRequestError(
-            "unsupported_audio_format",
+            WireCode.UNSUPPORTED_AUDIO_FORMAT,
             f"Only audio/pcm at {RATE} Hz (PCM16 little-endian mono) is supported, got {json.dumps(audio_format)}",
             param,
         )
@@ -165,14 +169,14 @@ def parse_client_frame(text: str | bytes) -> ClientFrame:
     try:
         data = json.loads(text)
     except ValueError:
-        raise OpenAIRequestError("invalid_json", "The message is not valid JSON") from None
+        raise OpenAIRequestError(WireCode.INVALID_JSON, "The message is not valid JSON") from None
     if not isinstance(data, dict):
-        raise OpenAIRequestError("invalid_json", "The message must be a JSON object")
+        raise OpenAIRequestError(WireCode.INVALID_JSON, "The message must be a JSON object")
     event_id = data.get("event_id")
     event_id = event_id if isinstance(event_id, str) else None
     kind = data.get("type")
     if not isinstance(kind, str):
-        raise OpenAIRequestError("missing_required_parameter", "Missing required parameter: 'type'.", "type")
+        raise OpenAIRequestError(WireCode.MISSING_REQUIRED_PARAMETER, "Missing required parameter: 'type'.", "type")
     return ClientFrame(kind, event_id, data)
 
 
@@ -191,19 +195,21 @@ class ServerEvents:
         """``{"type": kind, "event_id": …, **fields}`` as compact JSON."""
         return _ENCODER.encode({"type": kind, "event_id": self.new_id("event"), **fields})
 
-    def error(self, code: str, message: str, param: str | None = None, event_id: str | None = None) -> str:
+    def error(self, code: WireCode, message: str, param: str | None = None, event_id: str | None = None) -> str:
         """An ``error`` event in OpenAI's envelope; engine failures are ``server_error`` (§6)."""
         kind = _SERVER_ERROR if code in _SERVER_CODES else _INVALID_REQUEST
-        body = {"type": kind, "code": code, "message": message, "param": param, "event_id": event_id}
+        spelled = spell(code, Dialect.OPENAI)
+        body = {"type": kind, "code": spelled, "message": message, "param": param, "event_id": event_id}
         return self.event("error", error=body)
 
     def failed(self, item_id: str, message: str) -> str:
         """``…transcription.failed`` for one item."""
-        error = {"type": _SERVER_ERROR, "code": "processing_error", "message": message, "param": None}
+        code = spell(WireCode.PROCESSING_ERROR, Dialect.OPENAI)
+        error = {"type": _SERVER_ERROR, "code": code, "message": message, "param": None}
         return self.event(
             "conversation.item.input_audio_transcription.failed", item_id=item_id, content_index=0, error=error
         )
 
 
-_SERVER_CODES = frozenset({"processing_error", "server_shutdown"})
+_SERVER_CODES = frozenset({WireCode.PROCESSING_ERROR, WireCode.SERVER_SHUTDOWN})
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)

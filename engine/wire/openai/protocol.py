@@ -1,10 +1,12 @@
-"""OpenAI's Realtime transcription dialect as a mapping onto :class:`ServerProtocol`'s state.
+"""OpenAI's Realtime transcription dialect as a mapping onto
+:class:`~voxdesk.engine.wire.session_core.SessionCore`'s state.
 
-The generation state machine, the audio limits and the engine actions are the vLLM dialect's;
-this class maps OpenAI's client events onto them and the engine's output back out:
+The generation state machine, the audio limits and the engine actions are the ones it shares
+with the vLLM dialect; this class maps OpenAI's client events onto them and the engine's
+output back out:
 
 - the first ``input_audio_buffer.append`` of a turn starts a generation (vLLM's non-final
-  commit), its 24 kHz audio resampled to 16 kHz with soxr;
+  commit), its 24 kHz audio resampled to 16 kHz (:class:`~voxdesk.engine.wire.pcm.Resampler`);
 - ``input_audio_buffer.commit`` answers ``committed`` with a new item and ends the
   generation's audio (vLLM's final commit); its ``done`` becomes ``…transcription.completed``;
 - with ``server_vad`` turn detection (a :class:`~voxdesk.engine.audio.gate.SpeechGate` over
@@ -22,13 +24,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import soxr
 
 from voxdesk.engine.audio.endpoint import EndpointSettings
 from voxdesk.engine.audio.gate import GateAudio, GateEvent, GateStarted, Scorer, SpeechGate
 from voxdesk.engine.errors import EngineUnavailable
-from voxdesk.engine.events import StreamErrorCode
 from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.wire.codes import ProtocolError, WireCode
 from voxdesk.engine.wire.openai.events import (
     RATE,
     ClientFrame,
@@ -37,35 +38,33 @@ from voxdesk.engine.wire.openai.events import (
     SessionSettings,
     parse_client_frame,
 )
-from voxdesk.engine.wire.realtime.events import ProtocolError, Usage
-from voxdesk.engine.wire.realtime.protocol import EndOfAudio, Generation, ServerProtocol, StartGeneration, decode_audio
+from voxdesk.engine.wire.pcm import Resampler, decode_audio
+from voxdesk.engine.wire.realtime.events import Usage
+from voxdesk.engine.wire.session_core import Generation, SessionCore, WaitingAudio
 
 __all__ = ["OpenAIServerProtocol"]
 
 MIN_COMMIT_SAMPLES = RATE // 10
 """OpenAI refuses to commit less than 100 ms of audio (§6)."""
 
-_Waiting = np.ndarray | str  # audio, or the item id of a commit
 _NEVER_CUT = 24 * 3600.0  # OpenAI does not end long speech early: no shorter pause after long speech
 
 
-class OpenAIServerProtocol(ServerProtocol):
-    """One OpenAI transcription session, server side; the same interface as the base.
+class OpenAIServerProtocol(SessionCore):
+    """One OpenAI transcription session, server side; the interface is :class:`SessionCore`'s.
 
     ``scorers`` makes a fresh speech scorer for each ``server_vad`` turn detection (Silero VAD
     in ``voxdesk serve``); without it ``server_vad`` is refused.
     """
 
     def __init__(self, served_model: str, *, scorers: Callable[[], Scorer] | None = None, **options: Any) -> None:
-        super().__init__(served_model, **options)
+        super().__init__(served_model, **options)  # OpenAI checks no model name
         self._scorers = scorers
-        self.model_validated = True  # OpenAI has no model check before audio
         self._wire = ServerEvents()
         self.settings = SessionSettings(id=self._wire.new_id("sess"), model=served_model)
-        self._resampler = _resampler()
+        self._resampler = Resampler(RATE)
         self._buffered = 0  # 24 kHz samples appended since the last commit or clear
-        self._waiting: list[_Waiting] = []
-        self._waiting_samples = 0
+        self._waiting = WaitingAudio[str](self.max_pending_samples, "a turn")  # str: a commit's item id
         self._previous_item: str | None = None
         self._item: str | None = None  # the running generation's item, once committed
         self._early = ""  # its text from before the commit
@@ -78,7 +77,7 @@ class OpenAIServerProtocol(ServerProtocol):
 
     def accept(self) -> None:
         """Queue ``session.created`` (§1.5: the client may already be sending)."""
-        self._outgoing.append(self._wire.event("session.created", session=self.settings.to_dict()))
+        self._queue(self._wire.event("session.created", session=self.settings.to_dict()))
 
     def receive_text(self, text: str) -> None:
         """Handle one text frame; a refused event becomes an ``error`` and the session stays open."""
@@ -94,24 +93,23 @@ class OpenAIServerProtocol(ServerProtocol):
             frame = parse_client_frame(raw)
             event_id = frame.event_id
             self._handle(frame)
-        except OpenAIRequestError as error:
-            self._outgoing.append(self._wire.error(error.code, error.message, error.param, event_id))
-        except ProtocolError as error:
-            self._outgoing.append(self._wire.error(error.code.value, error.message, None, event_id))
+        except ProtocolError as error:  # an OpenAIRequestError names the parameter at fault
+            param = error.param if isinstance(error, OpenAIRequestError) else None
+            self._queue(self._wire.error(error.code, error.message, param, event_id))
 
     def _handle(self, frame: ClientFrame) -> None:
         if frame.type == "session.update":
             self._update_session(frame.data.get("session"))
-            self._outgoing.append(self._wire.event("session.updated", session=self.settings.to_dict()))
+            self._queue(self._wire.event("session.updated", session=self.settings.to_dict()))
         elif frame.type == "input_audio_buffer.append":
             self._append_audio(frame.data.get("audio"))
         elif frame.type == "input_audio_buffer.commit":
             self._commit_buffer()
         elif frame.type == "input_audio_buffer.clear":
             self._clear_buffer()
-            self._outgoing.append(self._wire.event("input_audio_buffer.cleared"))
+            self._queue(self._wire.event("input_audio_buffer.cleared"))
         else:
-            raise OpenAIRequestError("unknown_event", f"Unknown event type: {frame.type!r}", "type")
+            raise OpenAIRequestError(WireCode.UNKNOWN_EVENT, f"Unknown event type: {frame.type!r}", "type")
 
     def _update_session(self, session: Any) -> None:
         before = self.settings.turn_detection
@@ -126,15 +124,15 @@ class OpenAIServerProtocol(ServerProtocol):
         except EngineUnavailable as error:
             self.settings.turn_detection = None
             raise OpenAIRequestError(
-                "unsupported_turn_detection", f"server_vad is unavailable here: {error}", "session.audio.input"
+                WireCode.UNSUPPORTED_TURN_DETECTION, f"server_vad is unavailable here: {error}", "session.audio.input"
             ) from None
 
     def _append_audio(self, audio: Any) -> None:
         if not isinstance(audio, str):
-            raise OpenAIRequestError("invalid_value", "audio must be a base64 string", "audio")
+            raise OpenAIRequestError(WireCode.INVALID_VALUE, "audio must be a base64 string", "audio")
         limit = self.max_message_samples * RATE // SAMPLE_RATE
         samples = decode_audio(audio, limit)
-        resampled = self._resampler.resample_chunk(samples)
+        resampled = self._resampler.resample(samples)
         if self._vad is None:
             self._route(resampled)
         else:
@@ -157,7 +155,7 @@ class OpenAIServerProtocol(ServerProtocol):
         """Server VAD: announce speech, route its audio, commit its turn when it stops."""
         if isinstance(event, GateStarted):
             self._vad_item = self._wire.new_id("item")
-            self._outgoing.append(
+            self._queue(
                 self._wire.event(
                     "input_audio_buffer.speech_started", audio_start_ms=_ms(event.audio_start), item_id=self._vad_item
                 )
@@ -165,7 +163,7 @@ class OpenAIServerProtocol(ServerProtocol):
         elif isinstance(event, GateAudio):
             self._route(event.samples)
         else:
-            self._outgoing.append(
+            self._queue(
                 self._wire.event(
                     "input_audio_buffer.speech_stopped", audio_end_ms=_ms(event.sample), item_id=self._vad_item
                 )
@@ -177,7 +175,7 @@ class OpenAIServerProtocol(ServerProtocol):
             stopped = self._vad.end()
             if stopped is None:
                 raise OpenAIRequestError(
-                    "input_audio_buffer_commit_empty",
+                    WireCode.INPUT_AUDIO_BUFFER_COMMIT_EMPTY,
                     "Error committing input audio buffer: no speech since the last turn.",
                 )
             self._vad.drop()  # the next turn's padding is audio after this commit
@@ -185,78 +183,67 @@ class OpenAIServerProtocol(ServerProtocol):
             return
         if self._buffered < MIN_COMMIT_SAMPLES:
             raise OpenAIRequestError(
-                "input_audio_buffer_commit_empty",
+                WireCode.INPUT_AUDIO_BUFFER_COMMIT_EMPTY,
                 "Error committing input audio buffer: buffer too small. Expected at least 100ms of audio, "
                 f"but buffer only has {self._buffered * 1000 / RATE:.2f}ms of audio.",
             )
-        self._route(self._resampler.resample_chunk(np.zeros(0, np.float32), last=True))
-        self._resampler = _resampler()
+        self._route(self._resampler.flush())
+        self._resampler = Resampler(RATE)
         self._commit_item(self._wire.new_id("item"))
 
     def _commit_item(self, item: str) -> None:
         """``committed`` and ``conversation.item.added`` for ``item``; its audio ends now or waits."""
         self._buffered = 0
-        self._outgoing.append(
+        self._queue(
             self._wire.event("input_audio_buffer.committed", previous_item_id=self._previous_item, item_id=item)
         )
-        self._outgoing.append(self._item_event("conversation.item.added", item, None))
+        self._queue(self._item_event("conversation.item.added", item, None))
         self._previous_item = item
         if self.generation is Generation.FINALIZING or self._waiting:
-            self._waiting.append(item)
+            self._waiting.add_marker(item)
         else:
             self._end_turn(item)
 
     def _clear_buffer(self) -> None:
-        self._resampler, self._buffered = _resampler(), 0
+        self._resampler, self._buffered = Resampler(RATE), 0
         if self._vad is not None:
             self._vad.end()
             self._vad.drop()
-        while self._waiting and not isinstance(self._waiting[-1], str):
-            self._waiting_samples -= len(self._waiting.pop())
+        self._waiting.drop_trailing_audio()
         if not self._waiting and self.generation is Generation.STREAMING:
             self._discard = True
-            self.generation = Generation.FINALIZING
-            self._events.append(EndOfAudio())
+            self._end_audio()
 
     def _route(self, samples: np.ndarray) -> None:
         """16 kHz audio to the running generation, or to the queue behind a finalizing one."""
         if not len(samples):
             return
         if self.generation is Generation.FINALIZING or self._waiting:
-            if self._waiting_samples + len(samples) > self.max_pending_samples:
-                limit = self.max_pending_samples / SAMPLE_RATE
-                raise ProtocolError(
-                    StreamErrorCode.BUFFER_FULL, f"More than {limit:g} s of audio waiting for a turn; chunk dropped"
-                )
-            self._waiting.append(samples)
-            self._waiting_samples += len(samples)
+            self._waiting.add_audio(samples)
         else:
             self._feed(samples)
 
     def _feed(self, samples: np.ndarray) -> None:
         """16 kHz audio to the running generation, starting one if none runs."""
         if self.generation is Generation.IDLE:
-            self.generation = Generation.STREAMING
-            self._events.append(StartGeneration())
+            self._start_generation()
             self._item, self._early, self._discard, self._generation_samples = None, "", False, 0
-        self._add_samples(samples)
+        self._deliver(samples)
         self._generation_samples += len(samples)
 
     def _end_turn(self, item: str) -> None:
         self._item = item
-        self.generation = Generation.FINALIZING
-        self._events.append(EndOfAudio())
+        self._end_audio()
         if self._early:
             self.send_delta("")
 
     def _replay(self) -> None:
         """Feed what waited behind the finished generation, up to the next commit."""
         while self._waiting and self.generation is not Generation.FINALIZING:
-            waiting = self._waiting.pop(0)
+            waiting = self._waiting.popleft()
             if isinstance(waiting, str):
                 self._end_turn(waiting)
             else:
-                self._waiting_samples -= len(waiting)
                 try:
                     self._feed(waiting)
                 except ProtocolError as error:  # the session's audio limit
@@ -273,7 +260,7 @@ class OpenAIServerProtocol(ServerProtocol):
             return
         text, self._early = self._early + text, ""
         if text:
-            self._outgoing.append(
+            self._queue(
                 self._wire.event(
                     "conversation.item.input_audio_transcription.delta",
                     item_id=self._item,
@@ -290,7 +277,7 @@ class OpenAIServerProtocol(ServerProtocol):
         if not self._discard:
             item = self._item or self._commit_unasked()
             seconds = round(self._generation_samples / SAMPLE_RATE, 3)
-            self._outgoing.append(
+            self._queue(
                 self._wire.event(
                     "conversation.item.input_audio_transcription.completed",
                     item_id=item,
@@ -299,32 +286,32 @@ class OpenAIServerProtocol(ServerProtocol):
                     usage={"type": "duration", "seconds": seconds},
                 )
             )
-            self._outgoing.append(self._item_event("conversation.item.done", item, text))
+            self._queue(self._item_event("conversation.item.done", item, text))
         self._finished()
 
-    def send_error(self, code: StreamErrorCode, message: str) -> None:
-        """Queue an ``error`` in OpenAI's envelope, with the shared code."""
-        self._outgoing.append(self._wire.error(code.value, message))
+    def send_error(self, code: WireCode, message: str) -> None:
+        """Queue an ``error`` in OpenAI's envelope."""
+        self._queue(self._wire.error(code, message))
 
     def generation_failed(self, message: str) -> None:
         """``…transcription.failed`` for the item (an ``error`` if it was not committed yet)."""
         if self._discard:
             pass
         elif self._item is None:
-            self.send_error(StreamErrorCode.PROCESSING_ERROR, message)
+            self.send_error(WireCode.PROCESSING_ERROR, message)
         else:
-            self._outgoing.append(self._wire.failed(self._item, message))
+            self._queue(self._wire.failed(self._item, message))
         self._finished()
 
     def _finished(self) -> None:
-        self.generation = Generation.IDLE
+        self._generation_over()
         self._item, self._discard = None, False
         self._replay()
 
     def _commit_unasked(self) -> str:
         """An item for text that ended without a commit (server shutdown): the text is not lost."""
         item = self._wire.new_id("item")
-        self._outgoing.append(
+        self._queue(
             self._wire.event("input_audio_buffer.committed", previous_item_id=self._previous_item, item_id=item)
         )
         self._previous_item = item
@@ -339,7 +326,3 @@ class OpenAIServerProtocol(ServerProtocol):
 def _ms(sample: int) -> int:
     """Milliseconds from the session's first 16 kHz sample."""
     return sample * 1000 // SAMPLE_RATE
-
-
-def _resampler() -> soxr.ResampleStream:
-    return soxr.ResampleStream(RATE, SAMPLE_RATE, 1, "float32")

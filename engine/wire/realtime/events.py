@@ -18,8 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from voxdesk.engine.errors import VoxdeskError
-from voxdesk.engine.events import StreamErrorCode
+from voxdesk.engine.wire.codes import SENT, Dialect, ProtocolError, WireCode
 
 __all__ = [
     "CLIENT_EVENTS",
@@ -28,7 +27,6 @@ __all__ = [
     "ErrorEvent",
     "InputAudioBufferAppend",
     "InputAudioBufferCommit",
-    "ProtocolError",
     "ServerEvent",
     "SessionCreated",
     "SessionUpdate",
@@ -42,30 +40,8 @@ __all__ = [
 ]
 
 
-WIRE_ERROR_CODES = frozenset(
-    {
-        StreamErrorCode.INVALID_JSON,
-        StreamErrorCode.UNKNOWN_EVENT,
-        StreamErrorCode.INVALID_EVENT,
-        StreamErrorCode.MODEL_NOT_FOUND,
-        StreamErrorCode.MODEL_NOT_VALIDATED,
-        StreamErrorCode.INVALID_AUDIO,
-        StreamErrorCode.PROCESSING_ERROR,
-        StreamErrorCode.IDLE_TIMEOUT,
-        StreamErrorCode.BUFFER_FULL,
-        StreamErrorCode.SERVER_SHUTDOWN,
-    }
-)
+WIRE_ERROR_CODES = SENT[Dialect.VLLM]
 """The ``error.code`` values a server sends: vLLM's seven, then Voxdesk's additions."""
-
-
-class ProtocolError(VoxdeskError):
-    """A peer's message broke the protocol; it becomes one ``error`` event."""
-
-    def __init__(self, code: StreamErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 class _Event:
@@ -205,12 +181,12 @@ def _lax_bool(value: Any, name: str) -> bool:
         return bool(value)
     if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
         return value.strip().lower() in _TRUE
-    raise ProtocolError(StreamErrorCode.PROCESSING_ERROR, f"{name}: Input should be a valid boolean")
+    raise ProtocolError(WireCode.PROCESSING_ERROR, f"{name}: Input should be a valid boolean")
 
 
 def _session_update(data: dict[str, Any]) -> SessionUpdate:
     if data.get("model") is None:
-        raise ProtocolError(StreamErrorCode.INVALID_EVENT, "Missing required field: model")
+        raise ProtocolError(WireCode.INVALID_EVENT, "Missing required field: model")
     provisional = data.get("provisional", False)
     return SessionUpdate(model=data["model"], provisional=provisional is True)
 
@@ -219,7 +195,7 @@ def _append(data: dict[str, Any]) -> InputAudioBufferAppend:
     audio = data.get("audio")
     if not isinstance(audio, str):
         problem = "Field required" if audio is None else "Input should be a valid string"
-        raise ProtocolError(StreamErrorCode.PROCESSING_ERROR, f"audio: {problem}")
+        raise ProtocolError(WireCode.PROCESSING_ERROR, f"audio: {problem}")
     return InputAudioBufferAppend(audio=audio)
 
 
@@ -244,13 +220,13 @@ def parse_client_event(text: str) -> ClientEvent:
     try:
         data = json.loads(text)
     except ValueError:
-        raise ProtocolError(StreamErrorCode.INVALID_JSON, "Invalid JSON") from None
+        raise ProtocolError(WireCode.INVALID_JSON, "Invalid JSON") from None
     if not isinstance(data, dict):
-        raise ProtocolError(StreamErrorCode.PROCESSING_ERROR, f"'{type(data).__name__}' object has no attribute 'get'")
+        raise ProtocolError(WireCode.PROCESSING_ERROR, f"'{type(data).__name__}' object has no attribute 'get'")
     kind = data.get("type")
     parser = CLIENT_EVENTS.get(kind) if isinstance(kind, str) else None
     if parser is None:
-        raise ProtocolError(StreamErrorCode.UNKNOWN_EVENT, f"Unknown event type: {data.get('type')}")
+        raise ProtocolError(WireCode.UNKNOWN_EVENT, f"Unknown event type: {data.get('type')}")
     return parser(data)
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
-from voxdesk.engine.errors import VoxdeskError
+from voxdesk.engine.wire.codes import ProtocolError, WireCode
 from voxdesk.engine.wire.wyoming.framing import Event
 
 __all__ = [
@@ -21,7 +20,6 @@ __all__ = [
     "AudioStart",
     "AudioStop",
     "Describe",
-    "ErrorCode",
     "Ping",
     "Transcribe",
     "Transcript",
@@ -35,26 +33,8 @@ __all__ = [
 ]
 
 
-class ErrorCode(StrEnum):
-    """``error.code`` values Voxdesk's Wyoming server sends; the strings of
-    :class:`~voxdesk.engine.events.StreamErrorCode` where one fits. Never change them."""
-
-    INVALID_EVENT = "invalid_event"
-    INVALID_AUDIO = "invalid_audio"
-    BUFFER_FULL = "buffer_full"
-    PROCESSING_ERROR = "processing_error"
-    IDLE_TIMEOUT = "idle_timeout"
-    SERVER_SHUTDOWN = "server_shutdown"
-    SERVER_BUSY = "server_busy"
-
-
-class WyomingProtocolError(VoxdeskError):
+class WyomingProtocolError(ProtocolError):
     """The peer sent a known event with fields that break the protocol; answered with ``error``."""
-
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -207,14 +187,14 @@ WyomingEvent = (
 def _optional_str(data: dict[str, Any], key: str) -> str | None:
     value = data.get(key)
     if value is not None and not isinstance(value, str):
-        raise WyomingProtocolError(ErrorCode.INVALID_EVENT, f"'{key}' must be a string")
+        raise WyomingProtocolError(WireCode.INVALID_EVENT, f"'{key}' must be a string")
     return value or None
 
 
 def _required_str(data: dict[str, Any], key: str) -> str:
     value = data.get(key)
     if not isinstance(value, str):
-        raise WyomingProtocolError(ErrorCode.INVALID_EVENT, f"'{key}' must be a string")
+        raise WyomingProtocolError(WireCode.INVALID_EVENT, f"'{key}' must be a string")
     return value
 
 
@@ -222,7 +202,7 @@ def _positive_int(data: dict[str, Any], key: str) -> int:
     value = data.get(key)
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise WyomingProtocolError(
-            ErrorCode.INVALID_AUDIO, "audio events need positive whole 'rate', 'width' and 'channels'"
+            WireCode.INVALID_AUDIO, "audio events need positive whole 'rate', 'width' and 'channels'"
         )
     return value
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from voxdesk.engine.wire.wyoming.events import ErrorCode, WyomingProtocolError
+from voxdesk.engine.wire.codes import WireCode
+from voxdesk.engine.wire.wyoming.events import WyomingProtocolError
 from voxdesk.engine.wire.wyoming.framing import Event
 
 __all__ = ["AsrModel", "AsrProgram", "ServiceInfo", "parse_asr_programs"]
@@ -76,7 +77,7 @@ def parse_asr_programs(event: Event) -> list[AsrProgram]:
     try:
         return [_program(program) for program in event.data.get("asr") or []]
     except (KeyError, TypeError, AttributeError) as exc:
-        raise WyomingProtocolError(ErrorCode.INVALID_EVENT, f"malformed info event: {exc!r}") from None
+        raise WyomingProtocolError(WireCode.INVALID_EVENT, f"malformed info event: {exc!r}") from None
 
 
 def _program(data: dict[str, Any]) -> AsrProgram:

@@ -1,9 +1,11 @@
-"""The server side of Wyoming speech-to-text as a state machine with no I/O (§3, §8.1).
+"""The server side of Wyoming speech-to-text as a state machine with no I/O (§3, §8.1), on
+:class:`~voxdesk.engine.wire.core.ServerCore` (the actions and audio account every dialect keeps).
 
 Feed it what the client sent (:meth:`ServerProtocol.receive_data`), then:
 
 - call :meth:`~ServerProtocol.events_received` and carry out each action
-  (:class:`StartRequest`, :class:`AudioReceived`, :class:`EndOfAudio`);
+  (:class:`StartRequest`, :class:`~voxdesk.engine.wire.core.AudioReceived`,
+  :class:`~voxdesk.engine.wire.core.EndOfAudio`);
 - write :meth:`~ServerProtocol.data_to_send` to the socket;
 - close the connection once :attr:`~ServerProtocol.closed` is true (malformed framing, §8.1 item 11).
 
@@ -18,16 +20,16 @@ import logging
 from dataclasses import dataclass
 from enum import StrEnum
 
-import numpy as np
-
 from voxdesk.engine.session import SAMPLE_RATE
-from voxdesk.engine.wire.wyoming.audio import AudioConverter
+from voxdesk.engine.wire.codes import Dialect, ProtocolError, WireCode, spell
+from voxdesk.engine.wire.core import AudioReceived, EndOfAudio, Log, ServerCore
+from voxdesk.engine.wire.pcm import AudioConverter
+from voxdesk.engine.wire.wyoming.audio import check_format
 from voxdesk.engine.wire.wyoming.events import (
     AudioChunk,
     AudioStart,
     AudioStop,
     Describe,
-    ErrorCode,
     Ping,
     Transcribe,
     Transcript,
@@ -41,7 +43,7 @@ from voxdesk.engine.wire.wyoming.events import (
 )
 from voxdesk.engine.wire.wyoming.framing import Event, EventReader, FramingError, encode_event
 
-__all__ = ["AudioReceived", "EndOfAudio", "Request", "ServerProtocol", "StartRequest"]
+__all__ = ["Request", "ServerProtocol", "StartRequest"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,20 +63,6 @@ class StartRequest:
     language: str | None
 
 
-@dataclass(frozen=True)
-class AudioReceived:
-    """16 kHz mono float32 samples for the open request."""
-
-    samples: np.ndarray
-
-
-@dataclass(frozen=True)
-class EndOfAudio:
-    """``audio-stop``: end the engine session's audio; a transcript must follow."""
-
-
-Action = StartRequest | AudioReceived | EndOfAudio
-
 _ALLOWED: dict[Request, frozenset[type[WyomingEvent]]] = {
     Request.IDLE: frozenset({Transcribe, AudioStart, AudioChunk, AudioStop}),
     Request.STREAMING: frozenset({AudioStart, AudioChunk, AudioStop}),
@@ -83,8 +71,8 @@ _ALLOWED: dict[Request, frozenset[type[WyomingEvent]]] = {
 """The request events each state takes; ``describe``, ``ping`` and unknown types go in any."""
 
 
-class ServerProtocol:
-    """One Wyoming connection, server side.
+class ServerProtocol(ServerCore[StartRequest]):
+    """One Wyoming connection, server side; ``audio-stop`` is ``EndOfAudio`` (a transcript must follow).
 
     Args:
         info: the ``info`` event answering ``describe``.
@@ -93,25 +81,18 @@ class ServerProtocol:
         log: where to log about this connection.
     """
 
-    def __init__(
-        self,
-        info: Event,
-        *,
-        max_connection_samples: int = 4 * 3600 * SAMPLE_RATE,
-        log: logging.Logger | logging.LoggerAdapter[logging.Logger] = logger,
-    ) -> None:
-        self.log = log
+    audio_limit = "connection audio limit reached ({limit:g} s)"
+
+    def __init__(self, info: Event, *, max_connection_samples: int = 4 * 3600 * SAMPLE_RATE, log: Log = logger) -> None:
+        super().__init__(max_session_samples=max_connection_samples, log=log)
         self.info = info
-        self.max_connection_samples = max_connection_samples
         self.request = Request.IDLE
         self.closed = False
-        self.samples_received = 0
         self._reader = EventReader()
         self._language: str | None = None
         self._converter = AudioConverter()
         self._refused = False  # the open request's audio was refused: drop the rest of it
         self._streamed = False  # transcript-start sent for the open request
-        self._events: list[Action] = []
         self._outgoing = bytearray()
 
     # Input from the client
@@ -131,11 +112,6 @@ class ServerProtocol:
         except FramingError as error:
             self.log.info("closing: %s", error)
             self.closed = True
-
-    def events_received(self) -> list[Action]:
-        """Actions for the I/O layer, oldest first; the list is emptied."""
-        events, self._events = self._events, []
-        return events
 
     def data_to_send(self) -> bytes:
         """Bytes to write, in order; the buffer is emptied."""
@@ -159,9 +135,9 @@ class ServerProtocol:
         self._send(TranscriptStop().to_event())
         self._reset()
 
-    def send_error(self, code: ErrorCode, text: str) -> None:
+    def send_error(self, code: WireCode, text: str) -> None:
         """Queue an ``error`` event."""
-        self._send(WyomingError(text, code).to_event())
+        self._send(WyomingError(text, spell(code, Dialect.WYOMING)).to_event())
 
     # Handlers
 
@@ -178,8 +154,8 @@ class ServerProtocol:
                 self._check_allowed(parsed, event.type)
                 self._request_event(parsed)
             else:
-                raise WyomingProtocolError(ErrorCode.INVALID_EVENT, f"a client does not send {event.type!r}")
-        except WyomingProtocolError as error:
+                raise WyomingProtocolError(WireCode.INVALID_EVENT, f"a client does not send {event.type!r}")
+        except ProtocolError as error:
             self.send_error(error.code, error.message)
 
     def _request_event(self, event: Transcribe | AudioStart | AudioChunk | AudioStop) -> None:
@@ -195,37 +171,34 @@ class ServerProtocol:
 
     def _check_allowed(self, event: WyomingEvent, name: str) -> None:
         if type(event) not in _ALLOWED[self.request]:
-            raise WyomingProtocolError(ErrorCode.INVALID_EVENT, f"{name!r} while the request is {self.request}")
+            raise WyomingProtocolError(WireCode.INVALID_EVENT, f"{name!r} while the request is {self.request}")
 
     def _audio_chunk(self, event: AudioChunk) -> None:
         if self.request is Request.IDLE:
             self._open()  # audio-start is optional (§8.1 item 5)
         if self._refused or not event.audio:
             return
+        audio_format = event.format
         try:
-            samples = self._converter.convert(event.format, event.audio)
-        except WyomingProtocolError:
+            check_format(audio_format, len(event.audio))
+            samples = self._converter.convert(event.audio, audio_format.rate, audio_format.width, audio_format.channels)
+            self._deliver(samples)
+        except ProtocolError:
             self._refused = True  # one error per request, then its audio is dropped
             raise
-        if self.samples_received + len(samples) > self.max_connection_samples:
-            self._refused = True
-            limit = self.max_connection_samples / SAMPLE_RATE
-            raise WyomingProtocolError(ErrorCode.BUFFER_FULL, f"connection audio limit reached ({limit:g} s)")
-        self.samples_received += len(samples)
-        self._events.append(AudioReceived(samples))
 
     def _audio_stop(self) -> None:
         if self.request is Request.IDLE:
             self.send_transcript("", self._language)  # no audio: an empty transcript (§7, §8.1 item 7)
             return
         if not self._refused and len(tail := self._converter.flush()):
-            self._events.append(AudioReceived(tail))
+            self._act(AudioReceived(tail))
         self.request = Request.FINALIZING
-        self._events.append(EndOfAudio())
+        self._act(EndOfAudio())
 
     def _open(self) -> None:
         self.request = Request.STREAMING
-        self._events.append(StartRequest(self._language))
+        self._act(StartRequest(self._language))
 
     def _start_streaming(self) -> None:
         if not self._streamed:

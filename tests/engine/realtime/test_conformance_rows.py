@@ -18,14 +18,10 @@ import pytest
 from tests.engine.realtime.harness import EMPTY_DONE, MODEL, MODEL_NOT_VALIDATED, SESSION_CREATED, b64, compact
 from voxdesk.engine.remote.realtime import encode_audio
 from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.wire.core import AudioReceived, EndOfAudio
 from voxdesk.engine.wire.realtime.events import Usage
-from voxdesk.engine.wire.realtime.protocol import (
-    FINAL_WITHOUT_GENERATION_MESSAGE,
-    AudioReceived,
-    EndOfAudio,
-    ServerProtocol,
-    StartGeneration,
-)
+from voxdesk.engine.wire.realtime.protocol import FINAL_WITHOUT_GENERATION_MESSAGE, ServerProtocol
+from voxdesk.engine.wire.session_core import StartGeneration
 
 Frame = dict[str, Any] | str
 

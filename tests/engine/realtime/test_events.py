@@ -6,12 +6,11 @@ import json
 
 import pytest
 
-from voxdesk.engine.events import StreamErrorCode
+from voxdesk.engine.wire.codes import ProtocolError, WireCode
 from voxdesk.engine.wire.realtime.events import (
     ErrorEvent,
     InputAudioBufferAppend,
     InputAudioBufferCommit,
-    ProtocolError,
     SessionCreated,
     SessionUpdate,
     TranscriptionDelta,
@@ -81,18 +80,18 @@ def test_client_events_parse(text: str, expected: object) -> None:
 @pytest.mark.parametrize(
     ("text", "code", "message"),
     [
-        ("{not json", StreamErrorCode.INVALID_JSON, "Invalid JSON"),
-        ("[]", StreamErrorCode.PROCESSING_ERROR, "'list' object has no attribute 'get'"),
-        ("5", StreamErrorCode.PROCESSING_ERROR, "'int' object has no attribute 'get'"),
-        ('{"type":"response.create"}', StreamErrorCode.UNKNOWN_EVENT, "Unknown event type: response.create"),
-        ("{}", StreamErrorCode.UNKNOWN_EVENT, "Unknown event type: None"),
-        ('{"type":"session.update"}', StreamErrorCode.INVALID_EVENT, "Missing required field: model"),
-        ('{"type":"session.update","model":null}', StreamErrorCode.INVALID_EVENT, "Missing required field: model"),
-        ('{"type":"input_audio_buffer.append"}', StreamErrorCode.PROCESSING_ERROR, "audio: Field required"),
-        ('{"type":"input_audio_buffer.commit","final":"maybe"}', StreamErrorCode.PROCESSING_ERROR, "final"),
+        ("{not json", WireCode.INVALID_JSON, "Invalid JSON"),
+        ("[]", WireCode.PROCESSING_ERROR, "'list' object has no attribute 'get'"),
+        ("5", WireCode.PROCESSING_ERROR, "'int' object has no attribute 'get'"),
+        ('{"type":"response.create"}', WireCode.UNKNOWN_EVENT, "Unknown event type: response.create"),
+        ("{}", WireCode.UNKNOWN_EVENT, "Unknown event type: None"),
+        ('{"type":"session.update"}', WireCode.INVALID_EVENT, "Missing required field: model"),
+        ('{"type":"session.update","model":null}', WireCode.INVALID_EVENT, "Missing required field: model"),
+        ('{"type":"input_audio_buffer.append"}', WireCode.PROCESSING_ERROR, "audio: Field required"),
+        ('{"type":"input_audio_buffer.commit","final":"maybe"}', WireCode.PROCESSING_ERROR, "final"),
     ],
 )
-def test_bad_client_events_map_to_vllm_codes(text: str, code: StreamErrorCode, message: str) -> None:
+def test_bad_client_events_map_to_vllm_codes(text: str, code: WireCode, message: str) -> None:
     with pytest.raises(ProtocolError) as raised:
         parse_client_event(text)
     assert raised.value.code is code

@@ -14,8 +14,9 @@ import numpy as np
 
 from tests.engine.fake_scorer import FakeScorer, script
 from tests.engine.realtime.openai_sdk import MODELS
+from voxdesk.engine.wire.core import AudioReceived, EndOfAudio
 from voxdesk.engine.wire.openai.protocol import OpenAIServerProtocol
-from voxdesk.engine.wire.realtime.protocol import AudioReceived, EndOfAudio, Generation, StartGeneration
+from voxdesk.engine.wire.session_core import Generation, StartGeneration
 
 Event = dict[str, Any]
 

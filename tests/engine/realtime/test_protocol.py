@@ -9,17 +9,16 @@ import pytest
 
 from voxdesk.engine.events import StreamErrorCode
 from voxdesk.engine.remote.realtime import encode_audio
-from voxdesk.engine.wire.realtime.events import ProtocolError, Usage
+from voxdesk.engine.wire.codes import ProtocolError
+from voxdesk.engine.wire.core import AudioReceived, EndOfAudio
+from voxdesk.engine.wire.pcm import decode_audio
+from voxdesk.engine.wire.realtime.events import Usage
 from voxdesk.engine.wire.realtime.protocol import (
     FINAL_WITHOUT_GENERATION_MESSAGE,
     MODEL_NOT_VALIDATED_MESSAGE,
-    AudioReceived,
-    EndOfAudio,
-    Generation,
     ServerProtocol,
-    StartGeneration,
-    decode_audio,
 )
+from voxdesk.engine.wire.session_core import Generation, StartGeneration
 
 
 def frames(protocol: ServerProtocol) -> list[dict[str, object]]:

@@ -12,8 +12,9 @@ from wyoming.info import Describe, Info
 from wyoming.ping import Ping
 
 from tests.engine.wyoming.wire import library_bytes, library_events
+from voxdesk.engine.wire.core import AudioReceived, EndOfAudio
 from voxdesk.engine.wire.wyoming.info import AsrModel, ServiceInfo
-from voxdesk.engine.wire.wyoming.protocol import AudioReceived, EndOfAudio, Request, ServerProtocol, StartRequest
+from voxdesk.engine.wire.wyoming.protocol import Request, ServerProtocol, StartRequest
 
 INFO = ServiceInfo(AsrModel("tiny.en", ("en",)), "0.1.0", {"name": "OpenAI", "url": "https://example.org"})
 
