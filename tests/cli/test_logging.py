@@ -15,6 +15,8 @@ from websockets.asyncio.client import connect
 from tests.serve_process import REPO, start_serve
 from voxdesk.cli.main import main
 
+pytestmark = pytest.mark.integration  # runs voxdesk as a process
+
 
 def test_log_level_debug_sets_the_voxdesk_logger() -> None:
     assert main(["--log-level", "debug", "history", "list"]) == 0

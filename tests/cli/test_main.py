@@ -14,6 +14,8 @@ from tests.conftest import fixture_path
 from tests.recognition import assert_reaches_end, assert_recognized
 from tests.speech_fixtures import Fixture
 
+pytestmark = pytest.mark.integration  # runs voxdesk as a process
+
 REPO = Path(__file__).resolve().parents[2]
 
 

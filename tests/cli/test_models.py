@@ -7,8 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.hub_server import serve_model
 from tests.random_whisper import random_whisper
+
+pytestmark = pytest.mark.integration  # runs voxdesk models as a process
 
 REPO = "Systran/faster-whisper-base.en"
 

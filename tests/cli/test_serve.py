@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
@@ -17,6 +18,8 @@ from tests.recognition import SAMPLE, assert_heard_in, assert_recognized
 from tests.serve_process import REPO, start_serve
 from tests.speech_fixtures import Fixture
 from voxdesk.engine.remote.realtime import encode_audio
+
+pytestmark = pytest.mark.integration  # runs voxdesk serve as a process
 
 
 def test_serve_refuses_a_public_address_without_an_api_key() -> None:

@@ -12,6 +12,7 @@ import urllib.error
 import urllib.request
 
 import numpy as np
+import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
@@ -19,6 +20,8 @@ from tests.recognition import assert_recognized
 from tests.serve_process import LOADING, start_serve
 from tests.speech_fixtures import Fixture
 from voxdesk.engine.remote.realtime import encode_audio
+
+pytestmark = pytest.mark.integration  # runs voxdesk serve as a process
 
 
 def health(port: int) -> int:

@@ -34,6 +34,8 @@ from tests.serve_process import REPO
 from tests.speech_fixtures import Fixture
 from voxdesk.engine.remote.realtime import encode_audio
 
+pytestmark = pytest.mark.integration  # runs voxdesk serve --wyoming as a process
+
 
 @dataclass(frozen=True)
 class Serve:

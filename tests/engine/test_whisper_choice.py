@@ -17,6 +17,8 @@ from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings
 from voxdesk.engine.whisper.decoder import DecoderSettings, Guess, WhisperDecoder
 
+pytestmark = pytest.mark.integration  # loads Whisper models
+
 
 def decoder(model: str, language: str = "auto", task: str = "transcribe") -> WhisperDecoder:
     return WhisperDecoder(DecoderSettings(model=model, device="cpu", language=language, task=task))

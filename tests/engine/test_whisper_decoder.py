@@ -10,6 +10,8 @@ from tests.speech_fixtures import Fixture
 from voxdesk.engine.whisper import decoder as whisper_decoder
 from voxdesk.engine.whisper.decoder import DecoderSettings, WhisperDecoder, _after, _spoken_words, _trim_repetition
 
+pytestmark = pytest.mark.integration  # loads Whisper models
+
 
 def test_looping_partials_are_cut_to_their_first_copy() -> None:
     assert _trim_repetition(["Open", "the", "browser.", "Open", "the", "browser.", "Open"]) == [

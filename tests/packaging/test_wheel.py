@@ -15,6 +15,8 @@ import pytest
 
 from tests.recognition import SAMPLE, assert_heard_in
 
+pytestmark = pytest.mark.integration  # builds the wheel and installs it in a fresh environment
+
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -14,6 +14,8 @@ from voxdesk.app.listening.controller import Controller
 from voxdesk.app.settings import Settings
 from voxdesk.ui.main_window import MainWindow
 
+pytestmark = pytest.mark.integration  # starts the window as a process
+
 
 def test_a_window_session_leaves_its_log_file(tmp_path: Path) -> None:
     logs = tmp_path / "logs"

@@ -7,9 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.serve_process import REPO
 from tests.ui.window_process import run_window_until_ready_then_terminate
 from voxdesk.app.history.store import HistoryStore
+
+pytestmark = pytest.mark.integration  # runs voxdesk as a process
 
 
 def test_without_a_display_voxdesk_says_so_in_one_line() -> None:

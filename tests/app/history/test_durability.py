@@ -11,7 +11,11 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from voxdesk.app.history.store import HistoryStore
+
+pytestmark = pytest.mark.integration  # kills writer processes mid-write
 
 REPO = Path(__file__).resolve().parents[3]
 

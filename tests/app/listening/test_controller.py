@@ -32,6 +32,8 @@ from voxdesk.app.textnorm import normalize_text
 from voxdesk.engine import EngineKind
 from voxdesk.engine.whisper.catalog import language_codes
 
+pytestmark = pytest.mark.integration  # voxdesk serve processes and Whisper models
+
 SPEECH_TIMEOUT = 30.0
 
 

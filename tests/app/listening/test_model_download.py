@@ -14,6 +14,8 @@ from voxdesk.app.listening.controller import Controller
 from voxdesk.app.listening.events import ControllerEvent, EngineState, EngineStatus
 from voxdesk.app.settings import Settings
 
+pytestmark = pytest.mark.integration  # loads a downloaded Whisper model
+
 
 def test_the_engine_status_shows_the_download_then_the_model_runs_offline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

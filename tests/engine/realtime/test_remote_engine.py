@@ -22,6 +22,8 @@ from voxdesk.engine.testing import FakeTickEngine
 from voxdesk.engine.whisper.builtin import BuiltinEngine
 from voxdesk.server.realtime.server import RealtimeServer, ServerConfig, running_server
 
+pytestmark = pytest.mark.integration  # voxdesk serve processes
+
 
 def test_remote_engine_transcribes_through_voxdesk_serve(
     engine: BuiltinEngine, speech: dict[str, Fixture], fixture_audio: dict[str, np.ndarray]
