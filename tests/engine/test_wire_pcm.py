@@ -30,7 +30,8 @@ def test_decoding_each_width_scales_by_its_full_range(width: int) -> None:
 
 
 def test_base64_audio_round_trips_and_refuses_what_is_not_pcm16() -> None:
-    assert np.array_equal(decode_audio(encode_audio(SAMPLES), len(SAMPLES)), np.frombuffer(to_pcm16(SAMPLES), "<i2") / 32768)
+    expected = np.frombuffer(to_pcm16(SAMPLES), "<i2") / 32768
+    assert np.array_equal(decode_audio(encode_audio(SAMPLES), len(SAMPLES)), expected)
     for bad in ("A", "AA==", "", "AAAAAAAA"):  # not base64, an odd byte count, no samples, 3 samples > 2
         with pytest.raises(ProtocolError) as refused:
             decode_audio(bad, 2)
