@@ -1,22 +1,32 @@
-"""What the vLLM tests share: the tiny model, test audio, and a way to skip or fail without vLLM."""
+"""What the vLLM tests share: the tiny model, test audio, an engine's event loop, server processes, and a
+way to skip or fail without vLLM."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 import numpy as np
 import pytest
 
+if TYPE_CHECKING:
+    from voxdesk.engine.vllm.engine import VllmEngine
+
+T = TypeVar("T")
+
 REPO = Path(__file__).resolve().parent.parent
 TINY_MODEL_DIR = REPO / "build" / "tiny-voxtral"
 SERVED_NAME = "tinyvox"
+HUB_REPO = "voxdesk-tests/tiny-voxtral"
+"""The tiny model's id on the loopback model hub (tests/hub_server.py)."""
 STDERR_LINES_SHOWN = 15
 
 
@@ -55,6 +65,28 @@ def build_tiny_model() -> Path:
             [sys.executable, str(REPO / "scripts" / "make_tiny_voxtral.py"), str(TINY_MODEL_DIR)], check=True
         )
     return TINY_MODEL_DIR
+
+
+class EngineLoop:
+    """The one event loop an in-process engine lives on, from load to close (vLLM's client is
+    bound to the loop it started on)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return self.loop.run_until_complete(coroutine)
+
+
+@dataclass
+class LoadedVllm:
+    """An in-process engine on the tiny model and its loop; the progress steps of its load and the
+    hub snapshot it loaded."""
+
+    engine: VllmEngine
+    runner: EngineLoop
+    steps: list[tuple[str, float]]
+    snapshot: Path
 
 
 def chirp_pcm16(seconds: float = 4.0, seed: int = 0) -> np.ndarray:
@@ -108,10 +140,8 @@ SERVER_OPTIONS = ("--dtype", "float32", "--enforce-eager", "--max-model-len", "1
 """The engine settings both servers get in the tests (small and deterministic on a CPU)."""
 
 
-def start_vllm_server(
-    model: Path, options: Sequence[str] = SERVER_OPTIONS, kv_cache_gb: int = 1
-) -> tuple[subprocess.Popen[bytes], int]:
-    """vLLM's own OpenAI-compatible server with ``/v1/realtime``, on loopback."""
+def launch_vllm_server(model: Path, options: Sequence[str] = SERVER_OPTIONS, kv_cache_gb: int = 1) -> ServerLaunch:
+    """vLLM's own OpenAI-compatible server with ``/v1/realtime``, on loopback, starting."""
     port = free_port()
     command = [
         sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
@@ -120,38 +150,62 @@ def start_vllm_server(
         "--seed", "0", *options,
     ]  # fmt: skip
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gb)}
-    return _start_healthy(command, env, port, cwd=None), port
+    return ServerLaunch(command, env, port, cwd=None)
 
 
-def start_voxdesk_vllm_server(
+def launch_voxdesk_vllm_server(
     model: Path, options: Sequence[str] = SERVER_OPTIONS, kv_cache_gb: int = 1
-) -> tuple[subprocess.Popen[bytes], int]:
-    """``voxdesk serve --engine vllm`` with the same model and engine settings as vLLM's server."""
+) -> ServerLaunch:
+    """``voxdesk serve --engine vllm`` with the same model and engine settings as vLLM's server, starting."""
     port = free_port()
     command = [
         sys.executable, "-m", "voxdesk.cli.main", "serve", "--engine", "vllm", "--model", str(model),
         "--served-model-name", SERVED_NAME, "--port", str(port), *options,
     ]  # fmt: skip
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gb), "VOXDESK_API_KEY": ""}
-    return _start_healthy(command, env, port, cwd=REPO), port
+    return ServerLaunch(command, env, port, cwd=REPO)
 
 
-def _start_healthy(command: list[str], env: dict[str, str], port: int, cwd: Path | None) -> subprocess.Popen[bytes]:
-    """A server process that answers on ``/health``; one that does not is stopped, and the
-    error ends with the last lines it wrote to stderr."""
-    with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=errors)
-        try:
-            wait_for_health(port, process)
-        except (RuntimeError, TimeoutError) as exc:
-            stop(process)
-            errors.seek(0)
-            tail = errors.read().decode(errors="replace").splitlines()[-STDERR_LINES_SHOWN:]
-            raise RuntimeError("\n".join([str(exc), *tail])) from exc
-        except BaseException:
-            stop(process)
-            raise
-    return process
+def start_vllm_server(
+    model: Path, options: Sequence[str] = SERVER_OPTIONS, kv_cache_gb: int = 1
+) -> tuple[subprocess.Popen[bytes], int]:
+    """vLLM's own server (:func:`launch_vllm_server`) once healthy; the process and its port."""
+    server = launch_vllm_server(model, options, kv_cache_gb)
+    return server.healthy(), server.port
+
+
+def start_voxdesk_vllm_server(
+    model: Path, options: Sequence[str] = SERVER_OPTIONS, kv_cache_gb: int = 1
+) -> tuple[subprocess.Popen[bytes], int]:
+    """``voxdesk serve --engine vllm`` (:func:`launch_voxdesk_vllm_server`) once healthy; the process and its port."""
+    server = launch_voxdesk_vllm_server(model, options, kv_cache_gb)
+    return server.healthy(), server.port
+
+
+class ServerLaunch:
+    """A server process started but not yet waited for: two launched before either is waited for
+    start at the same time (a vLLM start is mostly single-threaded imports)."""
+
+    def __init__(self, command: list[str], env: dict[str, str], port: int, cwd: Path | None) -> None:
+        self.port = port
+        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - healthy() closes it once the wait is over
+        self.process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=self._errors)
+
+    def healthy(self) -> subprocess.Popen[bytes]:
+        """The process, once it answers on ``/health``; one that does not is stopped, and the
+        error ends with the last lines it wrote to stderr."""
+        with self._errors as errors:
+            try:
+                wait_for_health(self.port, self.process)
+            except (RuntimeError, TimeoutError) as exc:
+                stop(self.process)
+                errors.seek(0)
+                tail = errors.read().decode(errors="replace").splitlines()[-STDERR_LINES_SHOWN:]
+                raise RuntimeError("\n".join([str(exc), *tail])) from exc
+            except BaseException:
+                stop(self.process)
+                raise
+        return self.process
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:

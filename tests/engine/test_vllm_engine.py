@@ -5,20 +5,19 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator, Coroutine, Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator
 
 import numpy as np
 import pytest
 
-from tests.hub_server import empty_hub_cache, serve_model, use_hub
 from tests.vllm_support import (
     ENGINE_OPTIONS,
+    HUB_REPO,
     OUTPUTS_FOR_4S,
     PROMPT_TOKENS,
     SERVED_NAME,
+    EngineLoop,
+    LoadedVllm,
     as_float,
     audio_frames,
     build_tiny_model,
@@ -32,63 +31,18 @@ from voxdesk.engine.vllm.engine import VllmEngine, VllmSettings
 
 pytestmark = [pytest.mark.vllm, requires_vllm]
 
-T = TypeVar("T")
 
-
-class EngineThread:
-    """The engine lives on one event loop for the whole module (vLLM's client is bound to it)."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        return self.loop.run_until_complete(coroutine)
-
-
-HUB_REPO = "voxdesk-tests/tiny-voxtral"
-
-
-@dataclass
-class HubLoad:
-    """The module's engine, loaded from a loopback model hub: its progress steps and the snapshot it got."""
-
-    engine: VllmEngine
-    runner: EngineThread
-    steps: list[tuple[str, float]]
-    snapshot: Path
-
-
-@pytest.fixture(scope="module")
-def hub_load(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubLoad]:
-    """The tiny model by its hub id, from a loopback hub into an empty hub cache: the one engine start
-    of the module also proves the download comes before vLLM loads."""
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    engine = VllmEngine(VllmSettings(model=HUB_REPO, served_model_name="tinyvox", **ENGINE_OPTIONS))
-    runner, steps = EngineThread(), []
-    with pytest.MonkeyPatch.context() as patch, serve_model(HUB_REPO, build_tiny_model()) as (url, _):
-        cache = empty_hub_cache(patch, tmp_path_factory.mktemp("hub"))
-        use_hub(patch, url)
-        runner.run(engine.load(lambda step, done: steps.append((step, done))))
-    [snapshot] = (cache / "models--voxdesk-tests--tiny-voxtral" / "snapshots").iterdir()
-    yield HubLoad(engine, runner, steps, snapshot)
-    runner.run(engine.aclose())
-    runner.loop.close()
-
-
-@pytest.fixture(scope="module")
-def vllm(hub_load: HubLoad) -> tuple[VllmEngine, EngineThread]:
-    return hub_load.engine, hub_load.runner
-
-
-def test_a_hub_model_is_downloaded_with_progress_and_vllm_loads_the_snapshot(hub_load: HubLoad) -> None:
-    downloads = [(step, done) for step, done in hub_load.steps if step.startswith(f"downloading {HUB_REPO}: ")]
+def test_a_hub_model_is_downloaded_with_progress_and_vllm_loads_the_snapshot(loaded_vllm: LoadedVllm) -> None:
+    """The one engine start the vLLM tests share (tests/engine/conftest.py) is also this check:
+    the download comes before vLLM loads."""
+    downloads = [(step, done) for step, done in loaded_vllm.steps if step.startswith(f"downloading {HUB_REPO}: ")]
     assert downloads and downloads[-1][0].startswith(f"downloading {HUB_REPO}: 100% of ")
-    fractions = [done for _, done in hub_load.steps]
+    fractions = [done for _, done in loaded_vllm.steps]
     assert fractions == sorted(fractions) and downloads[-1][1] == pytest.approx(0.5)
     for path in build_tiny_model().iterdir():
-        assert (hub_load.snapshot / path.name).read_bytes() == path.read_bytes()
-    model_config = hub_load.engine._llm.model_config
-    assert model_config.model == str(hub_load.snapshot)
+        assert (loaded_vllm.snapshot / path.name).read_bytes() == path.read_bytes()
+    model_config = loaded_vllm.engine._llm.model_config
+    assert model_config.model == str(loaded_vllm.snapshot)
     assert model_config.served_model_name == "tinyvox"
 
 
@@ -102,7 +56,7 @@ async def collect(engine: VllmEngine, audio: np.ndarray) -> list[EngineEvent]:
     return [event async for event in engine.stream(chunks(audio))]
 
 
-def test_one_delta_per_80_ms_slot_and_a_final_text_of_all_deltas(vllm: tuple[VllmEngine, EngineThread]) -> None:
+def test_one_delta_per_80_ms_slot_and_a_final_text_of_all_deltas(vllm: tuple[VllmEngine, EngineLoop]) -> None:
     engine, runner = vllm
     events = runner.run(collect(engine, as_float(chirp_pcm16(4.0))))
     deltas = [e for e in events if isinstance(e, TextDelta)]
@@ -117,7 +71,7 @@ def test_one_delta_per_80_ms_slot_and_a_final_text_of_all_deltas(vllm: tuple[Vll
     assert not [e for e in events if isinstance(e, StreamError)]
 
 
-def test_the_same_audio_gives_the_same_deltas_and_other_audio_others(vllm: tuple[VllmEngine, EngineThread]) -> None:
+def test_the_same_audio_gives_the_same_deltas_and_other_audio_others(vllm: tuple[VllmEngine, EngineLoop]) -> None:
     engine, runner = vllm
     first = runner.run(collect(engine, as_float(chirp_pcm16(4.0))))
     again = runner.run(collect(engine, as_float(chirp_pcm16(4.0))))
@@ -127,7 +81,7 @@ def test_the_same_audio_gives_the_same_deltas_and_other_audio_others(vllm: tuple
     assert text != [e.text for e in other if isinstance(e, TextDelta)]
 
 
-def test_two_sessions_run_concurrently(vllm: tuple[VllmEngine, EngineThread]) -> None:
+def test_two_sessions_run_concurrently(vllm: tuple[VllmEngine, EngineLoop]) -> None:
     engine, runner = vllm
 
     async def both() -> list[list[EngineEvent]]:
@@ -143,7 +97,7 @@ def test_two_sessions_run_concurrently(vllm: tuple[VllmEngine, EngineThread]) ->
         assert len(deltas) == OUTPUTS_FOR_4S and done.text == "".join(d.text for d in deltas)
 
 
-def test_leaving_a_session_aborts_its_request(vllm: tuple[VllmEngine, EngineThread]) -> None:
+def test_leaving_a_session_aborts_its_request(vllm: tuple[VllmEngine, EngineLoop]) -> None:
     engine, runner = vllm
 
     async def endless() -> AsyncIterator[np.ndarray]:
@@ -166,7 +120,7 @@ def test_leaving_a_session_aborts_its_request(vllm: tuple[VllmEngine, EngineThre
     assert sum(isinstance(e, TextDelta) for e in events) == OUTPUTS_FOR_4S
 
 
-def test_bad_audio_raises_after_the_text_already_produced(vllm: tuple[VllmEngine, EngineThread]) -> None:
+def test_bad_audio_raises_after_the_text_already_produced(vllm: tuple[VllmEngine, EngineLoop]) -> None:
     engine, runner = vllm
     from voxdesk.engine import AudioFormatError
 
@@ -192,7 +146,7 @@ def test_a_model_folder_that_is_not_there_is_a_clear_error() -> None:
         asyncio.run(engine.load())
 
 
-def test_parity_with_vllms_own_realtime_server(vllm: tuple[VllmEngine, EngineThread], vllm_server: int) -> None:
+def test_parity_with_vllms_own_realtime_server(vllm: tuple[VllmEngine, EngineLoop], vllm_server: int) -> None:
     engine, runner = vllm
     pcm = chirp_pcm16(4.0)
     in_process = [e.text for e in runner.run(collect(engine, as_float(pcm))) if isinstance(e, TextDelta)]
@@ -215,7 +169,7 @@ def _two_cpus() -> list[int]:
 
 @pytest.mark.skipif(len(_two_cpus()) < 2, reason="tensor parallelism over 2 CPU workers needs 2 CPUs")
 def test_tensor_parallel_over_two_workers_gives_the_same_deltas(
-    vllm: tuple[VllmEngine, EngineThread], monkeypatch: pytest.MonkeyPatch
+    vllm: tuple[VllmEngine, EngineLoop], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine, runner = vllm
     audio = as_float(chirp_pcm16(4.0))

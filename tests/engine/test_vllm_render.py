@@ -3,29 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import numpy as np
 import pytest
 
-from tests.vllm_support import ENGINE_OPTIONS, as_float, build_tiny_model, chirp_pcm16, requires_vllm
-from voxdesk.engine.vllm.engine import VllmEngine, VllmSettings
+from tests.vllm_support import EngineLoop, as_float, chirp_pcm16, requires_vllm
+from voxdesk.engine.vllm.engine import VllmEngine
 from voxdesk.engine.vllm.render import ChunkRenderer, same_engine_input
 
 pytestmark = [pytest.mark.vllm, requires_vllm]
-
-
-@pytest.fixture(scope="module")
-def engine() -> Iterator[tuple[VllmEngine, asyncio.AbstractEventLoop]]:
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    engine = VllmEngine(VllmSettings(model=str(build_tiny_model()), **ENGINE_OPTIONS))
-    loop = asyncio.new_event_loop()
-    loop.run_until_complete(engine.load())
-    yield engine, loop
-    loop.run_until_complete(engine.aclose())
-    loop.close()
 
 
 async def buffer_prompts(engine: VllmEngine, audio: np.ndarray) -> list[Any]:
@@ -43,12 +31,10 @@ async def buffer_prompts(engine: VllmEngine, audio: np.ndarray) -> list[Any]:
     return [prompt async for prompt in model_cls.buffer_realtime_audio(chunks(), feedback, llm.model_config)]
 
 
-def test_every_chunk_equals_vllms_rendering_and_the_steady_ones_are_built(
-    engine: tuple[VllmEngine, asyncio.AbstractEventLoop],
-) -> None:
-    vllm_engine, loop = engine
+def test_every_chunk_equals_vllms_rendering_and_the_steady_ones_are_built(vllm: tuple[VllmEngine, EngineLoop]) -> None:
+    vllm_engine, runner = vllm
     llm, parse = vllm_engine._llm, vllm_engine._api["parse_model_prompt"]
-    prompts = loop.run_until_complete(buffer_prompts(vllm_engine, as_float(chirp_pcm16(3.0))))
+    prompts = runner.run(buffer_prompts(vllm_engine, as_float(chirp_pcm16(3.0))))
     renderer = ChunkRenderer(llm, parse)
     for prompt in prompts:
         [theirs] = llm.renderer.render_cmpl([parse(llm.model_config, prompt)])
@@ -57,10 +43,8 @@ def test_every_chunk_equals_vllms_rendering_and_the_steady_ones_are_built(
     assert renderer.fast_shapes == [(1, 2160)]  # one token and 135 ms of audio per 80 ms step
 
 
-def test_a_chunk_of_another_form_goes_through_vllms_renderer(
-    engine: tuple[VllmEngine, asyncio.AbstractEventLoop],
-) -> None:
-    vllm_engine, _ = engine
+def test_a_chunk_of_another_form_goes_through_vllms_renderer(vllm: tuple[VllmEngine, EngineLoop]) -> None:
+    vllm_engine, _ = vllm
     llm, parse = vllm_engine._llm, vllm_engine._api["parse_model_prompt"]
     renderer = ChunkRenderer(llm, parse)
     frame = as_float(chirp_pcm16(1.0))[:2160].astype(np.float64)  # not float32: not built here

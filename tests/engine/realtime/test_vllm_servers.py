@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pytest
 
@@ -21,9 +22,9 @@ from tests.vllm_support import (
     audio_frames,
     build_tiny_model,
     chirp_pcm16,
+    launch_voxdesk_vllm_server,
     realtime_frames,
     requires_vllm,
-    start_voxdesk_vllm_server,
     stop,
 )
 from voxdesk.app.files.transcription import transcribe_audio
@@ -58,11 +59,26 @@ SCRIPTS = {
 }
 
 
+@dataclass(frozen=True)
+class Servers:
+    """The ports of vLLM's own server and of ``voxdesk serve --engine vllm``."""
+
+    vllm: int
+    voxdesk: int
+
+
 @pytest.fixture(scope="module")
-def voxdesk_vllm_server() -> Iterator[int]:
-    process, port = start_voxdesk_vllm_server(build_tiny_model())
-    yield port
-    stop(process)
+def servers(request: pytest.FixtureRequest) -> Iterator[Servers]:
+    """Both servers, started at the same time (a start is mostly single-threaded imports): voxdesk's
+    is launched, then the session's ``vllm_server`` is set up while it starts. That one is taken here
+    rather than as a test argument because pytest sets session fixtures up before module ones."""
+    voxdesk = launch_voxdesk_vllm_server(build_tiny_model())
+    try:
+        vllm_port = request.getfixturevalue("vllm_server")
+        voxdesk.healthy()
+        yield Servers(vllm_port, voxdesk.port)
+    finally:
+        stop(voxdesk.process)
 
 
 def comparable(frame: str) -> str:
@@ -73,17 +89,17 @@ def comparable(frame: str) -> str:
 
 
 @pytest.mark.parametrize("name", list(SCRIPTS))
-def test_voxdesk_serve_answers_exactly_like_vllm(name: str, vllm_server: int, voxdesk_vllm_server: int) -> None:
+def test_voxdesk_serve_answers_exactly_like_vllm(name: str, servers: Servers) -> None:
     script, until = SCRIPTS[name]
-    theirs = asyncio.run(realtime_frames(vllm_server, script, until))
-    ours = asyncio.run(realtime_frames(voxdesk_vllm_server, script, until))
+    theirs = asyncio.run(realtime_frames(servers.vllm, script, until))
+    ours = asyncio.run(realtime_frames(servers.voxdesk, script, until))
     assert [comparable(f) for f in ours] == [comparable(f) for f in theirs]
     assert len(theirs) > 1
 
 
-def test_a_transcription_has_vllms_delta_count_and_usage(voxdesk_vllm_server: int) -> None:
+def test_a_transcription_has_vllms_delta_count_and_usage(servers: Servers) -> None:
     script, until = SCRIPTS["a transcription"]
-    frames = [json.loads(f) for f in asyncio.run(realtime_frames(voxdesk_vllm_server, script, until))]
+    frames = [json.loads(f) for f in asyncio.run(realtime_frames(servers.voxdesk, script, until))]
     deltas = [f["delta"] for f in frames if f["type"] == "transcription.delta"]
     done = frames[-1]
     assert len(deltas) == OUTPUTS_FOR_4S
