@@ -13,6 +13,7 @@ from enum import StrEnum
 
 __all__ = [
     "EngineEvent",
+    "EngineFault",
     "ProvisionalText",
     "StreamError",
     "StreamErrorCode",
@@ -113,18 +114,35 @@ class StreamErrorCode(StrEnum):
     ERROR = "error"  # a server error without a code, or with one this list lacks
 
 
+class EngineFault(StrEnum):
+    """What a failure of the engine itself (not of the audio, the client or the wire) took down."""
+
+    SESSION = "session"
+    """This session only: the engine goes on serving the others and new ones."""
+    ENGINE = "engine"
+    """The whole engine (its process died, say): every session fails until it is restarted."""
+
+
 @dataclass(frozen=True)
 class StreamError:
     """Something went wrong inside the session; text already yielded stays valid.
 
     ``code`` is a short machine-readable reason (vLLM's error codes where one fits).
-    When ``fatal`` is true the session ends after this event.
+    ``message`` says what happened in one sentence a user can read.
+    When ``fatal`` is true the session ends after this event. ``engine_fault`` is set when the
+    engine itself failed, and says whether it failed this session only or for good.
     """
 
     code: StreamErrorCode
     message: str
     audio_time: float
     fatal: bool = True
+    engine_fault: EngineFault | None = None
+
+    @property
+    def restart_helps(self) -> bool:
+        """Whether restarting the engine can help: the engine failed, not the audio or the client."""
+        return self.engine_fault is not None
 
 
 EngineEvent = TextDelta | ProvisionalText | TextRetracted | UtteranceDone | StreamError
