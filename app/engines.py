@@ -67,10 +67,13 @@ def build_engine(
 
 
 def file_engine_choice(choice: EngineSettings) -> EngineSettings:
-    """The engine files are transcribed with: the built-in one with ``choice``'s Whisper model
-    and device, whatever ``choice`` listens with (why: :mod:`voxdesk.app.files.queue_runner`).
+    """The engine files are transcribed with: the built-in one with ``choice``'s Whisper model,
+    device and language, whatever ``choice`` listens with (why:
+    :mod:`voxdesk.app.files.queue_runner`).
     The rest is left out, so that changing the server or vLLM settings keeps a loaded engine."""
-    return EngineSettings(EngineKind.BUILTIN, whisper_model=choice.whisper_model, device=choice.device)
+    return EngineSettings(
+        EngineKind.BUILTIN, whisper_model=choice.whisper_model, device=choice.device, language=choice.language
+    )
 
 
 def describe_engine(choice: EngineSettings) -> str:

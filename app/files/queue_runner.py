@@ -5,8 +5,8 @@ decodes on a single worker thread, so a long file would hold up live dictation's
 its own; switching engines in the settings (which closes the live engine) does not kill a file
 half done; and the live engine may be a remote server or vLLM, while files are meant to be
 decoded whole, in batches, on this computer (:class:`~voxdesk.app.files.job.FileTranscription`).
-It takes the Whisper model and device from the settings, and costs one more copy of that model
-in memory (about 40 MB for tiny.en), loaded on the first file.
+It takes the Whisper model, device and language from the settings, and costs one more copy of
+that model in memory (about 40 MB for tiny.en), loaded on the first file.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ class EngineFileRunner:
     it keeps what was transcribed so far: recorded as a partial session, returned as a partial
     outcome.
 
-    The engine is the built-in one with ``choice``'s Whisper model and device, whatever engine
-    ``choice`` names for listening; ``engine_factory`` builds it (tests pass a loaded one).
+    The engine is the built-in one with ``choice``'s Whisper model, device and language, whatever
+    engine ``choice`` names for listening; ``engine_factory`` builds it (tests pass a loaded one).
     """
 
     def __init__(
@@ -50,11 +50,12 @@ class EngineFileRunner:
         self._loading = asyncio.Lock()
 
     def use(self, choice: EngineSettings) -> None:
-        """Take the Whisper model and device of new settings from the next file on."""
+        """Take the Whisper model, device and language of new settings from the next file on."""
         self._choice = file_engine_choice(choice)
 
     async def __call__(self, path: Path, progress: ProgressSink) -> JobOutcome:
-        audio = await asyncio.to_thread(read_audio, path)  # decoding a long file takes a while
+        # Decoding a long file takes a while; one cut short fails instead of giving part of its text.
+        audio = await asyncio.to_thread(read_audio, path, whole=True)
         progress(0.0, len(audio) / SAMPLE_RATE, None)
         choice, engine = await self._loaded_engine()
         job = FileTranscription(
