@@ -22,7 +22,6 @@ from voxdesk.app.history.store import NOT_RECORDED, HistoryStore
 from voxdesk.app.settings import load_settings
 from voxdesk.cli.arg_types import COUNT
 from voxdesk.engine.errors import VoxdeskError
-from voxdesk.engine.kinds import EngineKind
 
 __all__ = [
     "OutputPlan",
@@ -36,8 +35,6 @@ __all__ = [
 
 OutputPlan = list[tuple[Path, tuple[Path, str] | None]]
 """Each input file with where its transcript goes and in which format (``None``: nowhere)."""
-
-_BUILTIN_MODEL = "whisper-tiny.en"
 
 
 def open_store(path: Path | None = None) -> HistoryStore:
@@ -87,29 +84,29 @@ def plan_outputs(args: argparse.Namespace) -> OutputPlan:
 
 
 def save_transcription(
-    args: argparse.Namespace, path: Path, output: tuple[Path, str] | None, engine_name: str, report: TranscriptionReport
+    args: argparse.Namespace,
+    path: Path,
+    output: tuple[Path, str] | None,
+    report: TranscriptionReport,
+    *,
+    engine: str,
+    model: str,
 ) -> None:
-    """Record the transcription in the history (unless ``--no-history`` or history is off) and write ``output``.
+    """Record the transcription in the history (unless ``--no-history`` or history is off) and write ``output``;
+    ``engine`` and ``model`` name what transcribed it (:func:`voxdesk.app.engines.model_name`).
 
     A partial report (stopped early) is recorded as a session without an end time.
     """
-    model = args.model or (_BUILTIN_MODEL if engine_name == EngineKind.BUILTIN else "")
-    if engine_name == EngineKind.VLLM and not model:
-        from voxdesk.engine.vllm.engine import VllmSettings
-
-        model = VllmSettings.model
     source = str(path.resolve())
     session_id = NOT_RECORDED
     if not args.no_history and report.utterances:
         try:
             with open_store() as store:
-                session_id = record_report(store, report, engine=engine_name, model=model, source=source)
+                session_id = record_report(store, report, engine=engine, model=model, source=source)
         except (VoxdeskError, sqlite3.Error, OSError) as error:  # the transcript itself is still good
             print(f"voxdesk: warning: not recorded in the history: {error}", file=sys.stderr)
     if output is not None:
-        session, utterances = report_session(
-            report, engine=engine_name, model=model, source=source, session_id=session_id
-        )
+        session, utterances = report_session(report, engine=engine, model=model, source=source, session_id=session_id)
         write_transcript(output[0], session, utterances, output[1])
 
 

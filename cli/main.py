@@ -18,7 +18,7 @@ from typing import cast
 
 import numpy as np
 
-from voxdesk.app.engines import LOCAL_ENGINES, build_engine
+from voxdesk.app.engines import LOCAL_ENGINES, build_engine, model_name
 from voxdesk.app.files.job import FileTranscription
 from voxdesk.app.files.reading import AudioFileError, read_audio
 from voxdesk.app.files.transcription import TimedEvent, TranscriptionReport
@@ -153,13 +153,19 @@ def _add_whisper_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _create_engine(args: argparse.Namespace) -> StreamingEngine:
-    """The engine ``transcribe`` or ``serve`` runs on: its options as engine settings, built by the app's factory."""
+def _engine_choice(args: argparse.Namespace) -> EngineSettings:
+    """The engine ``transcribe`` or ``serve`` runs on: its options as engine settings."""
     whisper = {"whisper_model": args.whisper_model, "device": args.whisper_device, "language": args.language}
-    choice = EngineSettings(kind=EngineKind(args.engine), **whisper)
+    choice = EngineSettings(kind=EngineKind(args.engine), vllm_model=args.model or VllmSettings.model, **whisper)
     if args.command == "transcribe" and args.server:
         server = {"server_url": args.server, "server_dialect": args.dialect, "server_model": args.model}
         choice = dataclasses.replace(choice, kind=EngineKind.REMOTE, api_key=args.api_key or "", **server)
+    return choice
+
+
+def _create_engine(args: argparse.Namespace) -> StreamingEngine:
+    """The engine of :func:`_engine_choice`, built by the app's factory."""
+    choice = _engine_choice(args)
     vllm = vllm_settings(args, server=args.command == "serve") if choice.kind == EngineKind.VLLM else None
     return build_engine(choice, task=args.task, vllm=vllm)
 
@@ -295,7 +301,7 @@ async def _serve(args: argparse.Namespace) -> int:
 
 async def _transcribe(args: argparse.Namespace) -> int:
     plan = plan_outputs(args)  # fails on bad --output/--format before loading anything
-    engine = _create_engine(args)
+    engine, model = _create_engine(args), model_name(_engine_choice(args))
     await engine.load()
     status = 0
     try:
@@ -309,7 +315,7 @@ async def _transcribe(args: argparse.Namespace) -> int:
             if len(plan) > 1 and not args.json:
                 print(f"\n==> {path} <==", flush=True)
             report = await _transcribe_file(engine, audio, path, args)
-            save_transcription(args, path, output, engine.name, report)
+            save_transcription(args, path, output, report, engine=engine.name, model=model)
             if report.lost_words:
                 status = 1
             if report.partial:
