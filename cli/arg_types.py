@@ -1,13 +1,15 @@
 """Argument types that refuse what the command could not use, as an argparse usage error that
-names the option: numbers out of range, and input files that are missing or unreadable."""
+names the option: numbers out of range, input files that are missing or unreadable, and TLS
+files OpenSSL cannot use."""
 
 from __future__ import annotations
 
 import argparse
 import math
+import ssl
 from pathlib import Path
 
-__all__ = ["COUNT", "NON_NEGATIVE_SECONDS", "PORT", "POSITIVE_SECONDS", "Bounded", "readable_file"]
+__all__ = ["COUNT", "NON_NEGATIVE_SECONDS", "PORT", "POSITIVE_SECONDS", "Bounded", "readable_file", "tls_problem"]
 
 
 class Bounded:
@@ -65,3 +67,37 @@ def readable_file(text: str) -> str:
     except OSError as error:
         raise argparse.ArgumentTypeError(f"{text}: cannot be read ({error.strerror})") from None
     return text
+
+
+def tls_problem(certfile: str | None, keyfile: str | None) -> str | None:
+    """Why ``--ssl-certfile`` and ``--ssl-keyfile`` (each a :func:`readable_file`) cannot serve
+    TLS, as an argparse error naming the option and the file; ``None`` when they can.
+
+    They are loaded as the server loads them, one step at a time, so that what OpenSSL reports
+    as "PEM lib" whatever the file gets a file and a reason.
+    """
+    if certfile is None:
+        return None if keyfile is None else "argument --ssl-keyfile: needs --ssl-certfile"
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_verify_locations(cafile=certfile)
+    except ssl.SSLError:
+        return f"argument --ssl-certfile: {certfile}: holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+    asked: list[bool] = []
+
+    def password() -> bytes:
+        asked.append(True)  # only an encrypted key asks; the server would prompt on its terminal
+        return b""
+
+    key_option, key_path = ("--ssl-keyfile", keyfile) if keyfile else ("--ssl-certfile", certfile)
+    try:
+        context.load_cert_chain(certfile, keyfile, password=password)
+    except ssl.SSLError as error:
+        if asked:
+            return f"argument {key_option}: {key_path}: the private key is encrypted; serve needs it unencrypted"
+        if error.reason == "KEY_VALUES_MISMATCH":
+            return f"argument {key_option}: {key_path}: the private key is not the one of the certificate in {certfile}"
+        if keyfile is None:
+            return f"argument --ssl-certfile: {certfile}: holds a certificate but no private key: pass --ssl-keyfile"
+        return f"argument --ssl-keyfile: {keyfile}: holds no PEM private key (-----BEGIN PRIVATE KEY-----)"
+    return None

@@ -24,7 +24,7 @@ from voxdesk.app.files.reading import AudioFileError, read_audio
 from voxdesk.app.files.transcription import TimedEvent, TranscriptionReport
 from voxdesk.app.log import LEVELS, configure_logging
 from voxdesk.app.settings import SERVER_DIALECTS, EngineSettings
-from voxdesk.cli.arg_types import COUNT, NON_NEGATIVE_SECONDS, PORT, POSITIVE_SECONDS, readable_file
+from voxdesk.cli.arg_types import COUNT, NON_NEGATIVE_SECONDS, PORT, POSITIVE_SECONDS, readable_file, tls_problem
 from voxdesk.cli.commands import add_commands_parser, run_commands
 from voxdesk.cli.history import (
     add_history_parser,
@@ -383,6 +383,8 @@ def _main(argv: list[str] | None, open_window: Callable[[argparse.Namespace], in
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         _command_parser(parser, args).error(unrecognized(unknown, args))
+    if args.command == "serve" and (problem := tls_problem(args.ssl_certfile, args.ssl_keyfile)):
+        _command_parser(parser, args).error(problem)  # before the engine loads, naming the file
     if args.command is None:
         if open_window is not None:
             return open_window(args)  # the window sets up its own logging, with a log file
