@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 __all__ = ["CONTENT_TYPE", "RealtimeMetrics"]
@@ -46,6 +48,10 @@ class RealtimeMetrics:
             buckets=_LATENCY_BUCKETS,
             registry=self.registry,
         )
+        self.tasks = Gauge(
+            "voxdesk_asyncio_tasks", "asyncio tasks alive on the server's event loop", registry=self.registry
+        )
+        self.tasks.set_function(_loop_tasks)  # counted when scraped: a leak shows as a rising line
         self.refused = Counter(
             "voxdesk_realtime_connections_refused", "Handshakes refused (auth, capacity)", registry=self.registry
         )
@@ -53,3 +59,11 @@ class RealtimeMetrics:
     def render(self) -> bytes:
         """The Prometheus text exposition of every metric."""
         return generate_latest(self.registry)
+
+
+def _loop_tasks() -> float:
+    """Tasks alive on the running event loop; NaN when scraped off any loop (then there is none to count)."""
+    try:
+        return float(len(asyncio.all_tasks()))
+    except RuntimeError:
+        return float("nan")
