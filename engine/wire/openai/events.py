@@ -168,7 +168,7 @@ def parse_client_frame(text: str | bytes) -> ClientFrame:
     """
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
         raise OpenAIRequestError(WireCode.INVALID_JSON, "The message is not valid JSON") from None
     if not isinstance(data, dict):
         raise OpenAIRequestError(WireCode.INVALID_JSON, "The message must be a JSON object")

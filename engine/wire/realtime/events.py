@@ -219,7 +219,7 @@ def parse_client_event(text: str) -> ClientEvent:
     """
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
         raise ProtocolError(WireCode.INVALID_JSON, "Invalid JSON") from None
     if not isinstance(data, dict):
         raise ProtocolError(WireCode.PROCESSING_ERROR, f"'{type(data).__name__}' object has no attribute 'get'")

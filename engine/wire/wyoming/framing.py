@@ -140,7 +140,7 @@ class EventReader:
 def _json_object(raw: bytes, what: str) -> dict[str, Any]:
     try:
         value = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError; RecursionError: nested too deep
         raise FramingError(f"{what} is not valid JSON") from None
     if not isinstance(value, dict):
         raise FramingError(f"{what} is not a JSON object")

@@ -1,0 +1,33 @@
+"""The three sans-I/O server cores under fuzzed frames: each frame gets a normal result or its
+dialect's documented error, never an exception, and a valid session still works after them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from voxdesk.engine.wire.openai.protocol import OpenAIServerProtocol
+from voxdesk.engine.wire.realtime.protocol import ServerProtocol
+from voxdesk.engine.wire.wyoming.framing import Event
+from voxdesk.engine.wire.wyoming.protocol import ServerProtocol as WyomingProtocol
+
+INFO = Event("info")
+DEEP = ["[" * 100_000 + "]" * 100_000, '{"type":' * 995 + "1" + "}" * 995]
+
+
+@pytest.mark.parametrize("text", DEEP, ids=["array", "object"])
+def test_json_nested_past_the_recursion_limit_is_invalid_json_in_both_realtime_dialects(text: str) -> None:
+    for core in (ServerProtocol("m"), OpenAIServerProtocol("m")):
+        core.receive_text(text)
+        (error,) = (json.loads(frame) for frame in core.data_to_send())
+        assert json.dumps(error).count("invalid_json") == 1, error
+
+
+@pytest.mark.parametrize("text", DEEP, ids=["array", "object"])
+def test_json_nested_past_the_recursion_limit_closes_a_wyoming_connection(text: str) -> None:
+    header = WyomingProtocol(INFO)
+    header.receive_data(text.encode()[:60_000] + b"\n")
+    block = WyomingProtocol(INFO)
+    block.receive_data(json.dumps({"type": "transcribe", "data_length": len(text)}).encode() + b"\n" + text.encode())
+    assert header.closed and block.closed
