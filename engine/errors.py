@@ -32,7 +32,9 @@ The third names the module that defines it, below ``voxdesk``.
 
 from __future__ import annotations
 
-__all__ = ["AudioBufferFull", "AudioFormatError", "EngineUnavailable", "VoxdeskError"]
+__all__ = ["AudioBufferFull", "AudioFormatError", "EngineUnavailable", "VoxdeskError", "one_line"]
+
+_DETAIL_CHARS = 160
 
 
 class VoxdeskError(Exception):
@@ -49,3 +51,13 @@ class AudioBufferFull(VoxdeskError):
 
 class EngineUnavailable(VoxdeskError):
     """The engine cannot run here; the message says what to install or fix."""
+
+
+def one_line(exc: BaseException) -> str:
+    """An unexpected exception as a user may read it inside a sentence: ``ValueError: its first
+    line``, cut to a few words more than a line."""
+    lines = str(exc).strip().splitlines()
+    detail = lines[0] if lines else ""
+    if len(detail) > _DETAIL_CHARS:
+        detail = detail[: _DETAIL_CHARS - 1].rstrip() + "…"
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__

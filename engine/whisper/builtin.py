@@ -31,9 +31,10 @@ from voxdesk.engine.audio.endpoint import EndpointSettings
 from voxdesk.engine.audio.gate import GateAudio, GateStarted, SpeechGate
 from voxdesk.engine.audio.noise_level import NoiseLevel
 from voxdesk.engine.audio.silero import SileroVad
-from voxdesk.engine.errors import AudioFormatError
+from voxdesk.engine.errors import AudioFormatError, one_line
 from voxdesk.engine.events import (
     EngineEvent,
+    EngineFault,
     ProvisionalText,
     StreamError,
     StreamErrorCode,
@@ -265,10 +266,15 @@ class _Session:
         except AudioFormatError:
             raise
         except Exception as exc:
+            # A decode (or the VAD) raised: this session's state is lost midway, but the model and the
+            # decode threads the sessions share are unharmed, so this session fails alone.
             logger.exception("built-in engine session failed")
-            yield StreamError(
-                StreamErrorCode.PROCESSING_ERROR, f"built-in engine failed: {exc}", self._position / SAMPLE_RATE
+            seconds = self._position / SAMPLE_RATE
+            message = (
+                f"The built-in engine failed while transcribing ({one_line(exc)}): this session ended after "
+                f"{seconds:.1f} s of audio (the engine still takes new sessions)"
             )
+            yield StreamError(StreamErrorCode.PROCESSING_ERROR, message, seconds, engine_fault=EngineFault.SESSION)
         finally:
             next_chunk.cancel()
 
