@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -104,9 +103,11 @@ class BuiltinEngine:
     name = "builtin"
     detects_speech = True
 
-    def __init__(self, settings: BuiltinSettings | None = None) -> None:
+    def __init__(self, settings: BuiltinSettings | None = None, decodes: DecodeQueue | None = None) -> None:
+        """``decodes``: the decoding threads (a test's own, on its clock); decode and queue
+        times are measured on their clock."""
         self.settings = settings or BuiltinSettings()
-        self._decodes = DecodeQueue()
+        self._decodes = decodes or DecodeQueue()
         self._decoder: WhisperDecoder | None = None
 
     async def load(self, progress: ProgressCallback | None = None) -> None:
@@ -154,21 +155,24 @@ class BuiltinEngine:
         within = self.settings.partial_interval
         return await self._timed(lambda call, *a: self._decodes.run_partial(within, call, *a), waits, fn, *args)
 
-    @staticmethod
+    def clock(self) -> float:
+        """Seconds on the decode queue's clock (monotonic), which times every decode."""
+        return self._decodes.clock()
+
     async def _timed(
-        submit: Callable[..., Awaitable[_T]], waits: list[float] | None, fn: Callable[..., Any], *args: Any
+        self, submit: Callable[..., Awaitable[_T]], waits: list[float] | None, fn: Callable[..., Any], *args: Any
     ) -> _T:
-        queued, started = time.perf_counter(), []
+        queued, started = self.clock(), []
 
         def call(*call_args: Any) -> Any:
-            started.append(time.perf_counter())
+            started.append(self.clock())
             return fn(*call_args)
 
         try:
             return await submit(call, *args)
         finally:
             if waits is not None:
-                waits.append((started[0] if started else time.perf_counter()) - queued)
+                waits.append((started[0] if started else self.clock()) - queued)
 
 
 @dataclass
@@ -393,7 +397,7 @@ class _Session:
         window = self._settings.window_seconds
         align = window is not None and end - start > window * SAMPLE_RATE and len(committed) > 1
         language = await self._language_of(utterance)
-        began = time.perf_counter()
+        began = self._engine.clock()
         guess = await self._engine._run_partial(
             self._decoder.partial,
             self._slice(start, end),
@@ -407,7 +411,7 @@ class _Session:
         if guess is None:
             return _Partial(utterance, [], end / SAMPLE_RATE, skipped=True)
         utterance.partials += 1
-        utterance.last_partial_seconds = time.perf_counter() - began
+        utterance.last_partial_seconds = self._engine.clock() - began
         utterance.decode_seconds += utterance.last_partial_seconds
         if guess.committed_ends:
             self._trim_window(utterance, start, (end - start) / SAMPLE_RATE, guess.committed_ends)
@@ -436,10 +440,10 @@ class _Session:
         start, context, committed = self._window(utterance)
         audio = self._slice(start, self._speech_audio_end(speech_end))
         language = await self._language_of(utterance)
-        began = time.perf_counter()
+        began = self._engine.clock()
         words = await self._engine._run(self._decoder.final, audio, committed, language, context, waits=utterance.waits)
         return _EarlyFinal(
-            utterance, speech_end, len(utterance.agreement.committed), words, time.perf_counter() - began
+            utterance, speech_end, len(utterance.agreement.committed), words, self._engine.clock() - began
         )
 
     async def _language_of(self, utterance: _Utterance) -> str | None:
@@ -490,12 +494,12 @@ class _Session:
             words, seconds = early.words, early.seconds
         else:
             language = await self._language_of(utterance)
-            began = time.perf_counter()
+            began = self._engine.clock()
             start, context, in_window = self._window(utterance)
             words = await self._engine._run(
                 self._decoder.final, self._slice(start, end), in_window, language, context, waits=utterance.waits
             )
-            seconds = time.perf_counter() - began
+            seconds = self._engine.clock() - began
         utterance.decode_seconds += seconds
         for event in self._close_utterance(words, end, speech_end, seconds):
             yield event
@@ -512,11 +516,11 @@ class _Session:
             return
         start, _, committed = self._window(utterance)
         language = await self._language_of(utterance)
-        began = time.perf_counter()
+        began = self._engine.clock()
         split = await self._engine._run(
             self._decoder.split, self._slice(start, self._position), committed, language, waits=utterance.waits
         )
-        seconds = time.perf_counter() - began
+        seconds = self._engine.clock() - began
         utterance.decode_seconds += seconds
         if split is None:
             utterance.next_cut = self._position + int(self._settings.cut_retry_seconds * SAMPLE_RATE)

@@ -59,7 +59,7 @@ class DecodeQueue:
     def __init__(self, name: str = "whisper", clock: Callable[[], float] = time.monotonic) -> None:
         """``name`` names the threads; ``clock`` (seconds) measures how long a partial waited."""
         self.lanes = 1
-        self._clock = clock
+        self.clock = clock
         self._jobs: list[_Job] = []
         self._ready = threading.Condition()
         self._order = itertools.count()
@@ -90,7 +90,7 @@ class DecodeQueue:
     ) -> asyncio.Future[Any]:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        job = _Job(priority, next(self._order), fn, args, loop, future, self._clock(), within)
+        job = _Job(priority, next(self._order), fn, args, loop, future, self.clock(), within)
         with self._ready:
             if self._closed:
                 raise RuntimeError("the decode queue is closed")
@@ -118,7 +118,7 @@ class DecodeQueue:
 
     def _run(self, job: _Job) -> tuple[Any, Exception | None]:
         """The job's result or error; ``None`` for one cancelled or waited too long (not run)."""
-        if job.future.cancelled() or (job.within is not None and self._clock() - job.queued > job.within):
+        if job.future.cancelled() or (job.within is not None and self.clock() - job.queued > job.within):
             return None, None
         try:
             return job.fn(*job.args), None
