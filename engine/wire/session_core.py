@@ -195,6 +195,10 @@ class SessionCore(ServerCore[StartGeneration], ABC):
 
     def _queue(self, frame: str) -> None:
         """Queue one JSON text frame to write."""
+        if not frame.isascii():
+            # A lone surrogate a client escaped (``"\\ud800"``) and the frame echoes cannot be
+            # written as UTF-8: write it as its JSON escape again, which reads back the same.
+            frame = frame.encode("utf-8", "backslashreplace").decode("utf-8")
         self._outgoing.append(frame)
 
     def _start_generation(self) -> None:

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from tests.engine.wyoming.wire import library_events
 from voxdesk.engine.wire.openai.protocol import OpenAIServerProtocol
 from voxdesk.engine.wire.realtime.protocol import ServerProtocol
 from voxdesk.engine.wire.wyoming.framing import Event
@@ -31,3 +32,17 @@ def test_json_nested_past_the_recursion_limit_closes_a_wyoming_connection(text: 
     block = WyomingProtocol(INFO)
     block.receive_data(json.dumps({"type": "transcribe", "data_length": len(text)}).encode() + b"\n" + text.encode())
     assert header.closed and block.closed
+
+
+def test_a_lone_surrogate_a_client_escaped_is_echoed_as_valid_utf8() -> None:
+    vllm = ServerProtocol("m")
+    vllm.receive_text('{"type": "\\ud800"}')
+    openai = OpenAIServerProtocol("m")
+    openai.receive_text('{"type": "session.update", "event_id": "\\udfff", "session": []}')
+    for core in (vllm, openai):
+        (frame,) = core.data_to_send()
+        assert frame.encode().count(b"\\ud") == 1  # the escape, as UTF-8 the socket can write
+    wyoming = WyomingProtocol(INFO)
+    wyoming.receive_data(b'{"type": "ping", "data": {"text": "\\ud800"}}\n')
+    (pong,) = library_events(wyoming.data_to_send())
+    assert pong.type == "pong" and pong.data == {"text": "\ud800"}

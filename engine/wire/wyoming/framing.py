@@ -54,12 +54,17 @@ def encode_event(event: Event) -> bytes:
     """The bytes of ``event`` as the ``wyoming`` library writes them: data always in the
     ``data_length`` block, never inline (§1)."""
     header: dict[str, Any] = {"type": event.type, "version": PROTOCOL_VERSION}
-    data = json.dumps(event.data, ensure_ascii=False).encode() if event.data else b""
+    data = _utf8(json.dumps(event.data, ensure_ascii=False)) if event.data else b""
     if data:
         header["data_length"] = len(data)
     if event.payload:
         header["payload_length"] = len(event.payload)
-    return json.dumps(header, ensure_ascii=False).encode() + b"\n" + data + event.payload
+    return _utf8(json.dumps(header, ensure_ascii=False)) + b"\n" + data + event.payload
+
+
+def _utf8(text: str) -> bytes:
+    """JSON text as UTF-8; a lone surrogate (a peer's ``"\\ud800"`` echoed back) as its JSON escape."""
+    return text.encode("utf-8", "backslashreplace")
 
 
 @dataclass(frozen=True)
