@@ -5,7 +5,6 @@ the ``openssl`` program, loaded by Python's ssl module as the server loads them.
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import pytest
 
