@@ -4,24 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
-import sys
-import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 from voxdesk.app.files.headers import HEAD_BYTES, content_of, shortfall
+from voxdesk.app.files.native_stderr import native_stderr
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.session import SAMPLE_RATE
 
 __all__ = ["AudioFileError", "read_audio"]
 
 logger = logging.getLogger("voxdesk.files")
-
-_STDERR = threading.Lock()  # one capture of file descriptor 2 at a time
 
 
 class AudioFileError(VoxdeskError):
@@ -85,24 +80,15 @@ def _undecodable(path: Path, libsndfile: Exception, ffmpeg: Exception) -> str:
 
 @contextlib.contextmanager
 def _decoder_notes() -> Iterator[None]:
-    """Capture what C decoders write straight to file descriptor 2 (mpg123's "Illegal
-    Audio-MPEG-Header" notes through libsndfile) and log it at debug level instead.
-
-    Anything else written to stderr meanwhile, from another thread, goes to that log line too.
-    """
-    with _STDERR, tempfile.TemporaryFile() as capture:
-        sys.stderr.flush()
-        saved = os.dup(2)
-        os.dup2(capture.fileno(), 2)
-        try:
+    """Log what C decoders write straight to file descriptor 2 (mpg123's "Illegal
+    Audio-MPEG-Header" notes through libsndfile) at debug level instead of the terminal."""
+    notes: list[str] = []
+    try:
+        with native_stderr() as notes:
             yield
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            capture.seek(0)
-            notes = capture.read().decode(errors="replace").strip()
-            if notes:
-                logger.debug("decoder notes: %s", " | ".join(notes.splitlines()))
+    finally:
+        if notes:
+            logger.debug("decoder notes: %s", " | ".join(notes))
 
 
 def _reason(exc: Exception) -> str:
