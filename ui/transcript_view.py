@@ -114,16 +114,20 @@ class TranscriptView(QTextBrowser):
                 self._redraw_from(section)
 
     def clear_transcript(self) -> None:
+        """Remove every utterance and action; new text is followed again, wherever the view was."""
         self._sections.clear()
         self._by_id.clear()
         self._actions.clear()
+        self.follow = True  # an empty view has no scroll bar left to scroll back down with
         with self._editing():
             self.document().clear()
 
     def committed_text(self) -> str:
+        """The committed text shown, one line per utterance."""
         return "\n".join(s.utterance.committed.strip() for s in self._sections if s.utterance.committed.strip())
 
     def provisional_text(self) -> str:
+        """The provisional tails shown, joined by spaces."""
         return " ".join(s.utterance.provisional.strip() for s in self._sections if s.utterance.provisional.strip())
 
     def action_text(self, utterance_id: int) -> str:
