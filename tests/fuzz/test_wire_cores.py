@@ -3,17 +3,22 @@ dialect's documented error, never an exception, and a valid session still works 
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
 
+from tests.engine.fake_scorer import FakeScorer, script
 from tests.engine.wyoming.wire import library_events
+from voxdesk.engine.wire.core import AudioReceived, EndOfAudio
 from voxdesk.engine.wire.openai.protocol import OpenAIServerProtocol
 from voxdesk.engine.wire.realtime.protocol import ServerProtocol
+from voxdesk.engine.wire.session_core import Generation, StartGeneration
 from voxdesk.engine.wire.wyoming.framing import Event
 from voxdesk.engine.wire.wyoming.protocol import ServerProtocol as WyomingProtocol
 
 INFO = Event("info")
+VAD = {"type": "server_vad"}
 DEEP = ["[" * 100_000 + "]" * 100_000, '{"type":' * 995 + "1" + "}" * 995]
 
 
@@ -46,3 +51,21 @@ def test_a_lone_surrogate_a_client_escaped_is_echoed_as_valid_utf8() -> None:
     wyoming.receive_data(b'{"type": "ping", "data": {"text": "\\ud800"}}\n')
     (pong,) = library_events(wyoming.data_to_send())
     assert pong.type == "pong" and pong.data == {"text": "\ud800"}
+
+
+def test_a_server_vad_turn_the_engine_failed_before_its_speech_stopped_fails_its_item_and_the_next_runs() -> None:
+    core = OpenAIServerProtocol("m", scorers=lambda: FakeScorer(script((0.9, 10_000))))
+    core.receive_text(json.dumps({"type": "session.update", "session": {"audio": {"input": {"turn_detection": VAD}}}}))
+    second = json.dumps({"type": "input_audio_buffer.append", "audio": base64.b64encode(bytes(48_000)).decode()})
+    core.receive_text(second)
+    assert [type(a) for a in core.events_received()][:2] == [StartGeneration, AudioReceived]  # speech started
+    core.generation_failed("the decoder broke")  # before the speech stopped
+    core.receive_text('{"type": "input_audio_buffer.commit"}')  # it stops now
+    assert core.events_received() == []  # no end of audio for a generation that is over
+    kinds = [json.loads(frame)["type"] for frame in core.data_to_send()]
+    assert kinds[-1] == "conversation.item.input_audio_transcription.failed"
+    assert core.generation is Generation.IDLE  # not waiting for a text that never comes
+    core.receive_text(second)
+    core.receive_text('{"type": "input_audio_buffer.commit"}')
+    actions = [type(a) for a in core.events_received()]
+    assert actions[0] is StartGeneration and actions[-1] is EndOfAudio

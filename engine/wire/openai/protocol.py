@@ -42,7 +42,10 @@ from voxdesk.engine.wire.pcm import Resampler, decode_audio
 from voxdesk.engine.wire.realtime.events import Usage
 from voxdesk.engine.wire.session_core import Generation, SessionCore, WaitingAudio
 
-__all__ = ["OpenAIServerProtocol"]
+__all__ = ["NO_GENERATION_MESSAGE", "OpenAIServerProtocol"]
+
+NO_GENERATION_MESSAGE = "The transcription of this audio already ended with an error; send the audio again"
+"""Why a committed item whose generation the engine already ended gets no transcript."""
 
 MIN_COMMIT_SAMPLES = RATE // 10
 """OpenAI refuses to commit less than 100 ms of audio (§6)."""
@@ -232,6 +235,11 @@ class OpenAIServerProtocol(SessionCore):
         self._generation_samples += len(samples)
 
     def _end_turn(self, item: str) -> None:
+        if self.generation is Generation.IDLE:
+            # Its generation is over already (the engine failed it before its speech stopped):
+            # no text will come, so say so instead of waiting for one.
+            self._queue(self._wire.failed(item, NO_GENERATION_MESSAGE))
+            return
         self._item = item
         self._end_audio()
         if self._early:
