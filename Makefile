@@ -4,7 +4,7 @@ VENV ?= .venv
 VLLM_VENV ?= .venv-vllm
 ARGS ?=
 
-.PHONY: run test check lint bench fixtures installers clean
+.PHONY: run test check lint bench soak fixtures installers clean
 
 run:
 	@scripts/setup.sh
@@ -37,6 +37,15 @@ bench:
 	$(VENV)/bin/python -m benchmarks.realtime
 	$(VENV)/bin/python -m benchmarks.desktop
 	$(VLLM_VENV)/bin/python -m benchmarks.vllm_engine
+
+# Hours on a real box: the controller fed an hour of speech, voxdesk serve 30 min per engine (SOAK_ARGS to change).
+SOAK_ARGS ?=
+soak:
+	@scripts/setup.sh --test
+	@scripts/setup-vllm.sh
+	$(VENV)/bin/python -m tests.speech_fixtures
+	$(VENV)/bin/python -m tests.soak --which controller,serve $(SOAK_ARGS)
+	$(VLLM_VENV)/bin/python -m tests.soak --which vllm $(SOAK_ARGS)
 
 fixtures:
 	@scripts/setup.sh --test

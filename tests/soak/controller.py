@@ -30,7 +30,7 @@ from voxdesk.app.listening.events import AudioDropped, ControllerEvent, Problem,
 from voxdesk.app.settings import Settings
 from voxdesk.engine.session import SAMPLE_RATE
 
-__all__ = ["BOUNDS", "ReplayCapture", "Replay", "soak_controller"]
+__all__ = ["BOUNDS", "Replay", "ReplayCapture", "soak_controller"]
 
 TURN_TIMEOUT = 20.0  # a phrase with no final text by then counts as missed, and the next one plays
 SAMPLE_EVERY = 2.0  # wall seconds between samples
