@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -42,6 +42,8 @@ from voxdesk.engine import EngineKind, StreamingEngine
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.vllm.engine import VllmSettings
 from voxdesk.engine.whisper.models import BUNDLED_MODEL, DEVICES
+from voxdesk.server.health import EngineStopped
+from voxdesk.server.listener import Listener
 from voxdesk.server.realtime.server import RealtimeServer, ServerConfig
 
 __all__ = ["main"]
@@ -286,16 +288,23 @@ async def _serve(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signal_number, on_signal, signal_number)
+    watch = asyncio.create_task(server.until_engine_stops())
+    watch.add_done_callback(lambda _: stop.set())
     await stop.wait()
-    if signalled[0] == signal.SIGTERM:  # a load balancer's or an orchestrator's stop: drain first
+    stopped = watch.result() if watch.done() and not watch.cancelled() else None
+    watch.cancel()
+    listeners: list[Listener[Any, Any]] = [server] if wyoming_listener is None else [server, wyoming_listener]
+    if stopped is not None:  # its sessions' clients were told: they may leave first (/health answers 503)
+        logger.error("serve: %s", stopped)
+        await asyncio.gather(*(listener.until_clients_leave() for listener in listeners))
+    elif signalled[0] == signal.SIGTERM:  # a load balancer's or an orchestrator's stop: drain first
         logger.info("serve: draining (/health answers 503, no new sessions)")
         await server.drain()
     logger.info("serve: shutting down")
-    if wyoming_listener is not None:
-        await asyncio.gather(server.shutdown(), wyoming_listener.shutdown())
-    else:
-        await server.shutdown()
+    await asyncio.gather(*(listener.shutdown() for listener in listeners))
     await engine.aclose()
+    if stopped is not None:
+        raise EngineStopped(f"{stopped}; exiting so that voxdesk serve is restarted")
     return 0
 
 

@@ -15,6 +15,7 @@ The third names the module that defines it, below ``voxdesk``.
     ├── EngineUnavailable      exit 1          engine.errors        an engine that cannot load (missing package, model)
     ├── ProtocolError          its own code    engine.wire          a peer broke the protocol: ``error`` with its code
     ├── InsecureBindError      exit 1          server               serving beyond loopback without a key (RuntimeError)
+    ├── EngineStopped          exit 1          server               the engine of ``voxdesk serve`` stopped for good
     ├── OpenAIRequestError     its own code    engine.wire          a ProtocolError: an OpenAI event refused
     ├── WyomingProtocolError   its own code    engine.wire          a ProtocolError: a Wyoming event with bad fields
     ├── FramingError           invalid_json    engine.wire          bytes that are not Wyoming events: connection closed

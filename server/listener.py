@@ -4,6 +4,7 @@ count, and a shutdown that lets open requests finish within a grace period."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import socket
 from abc import ABC, abstractmethod
@@ -13,6 +14,7 @@ from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.session import StreamingEngine
 from voxdesk.server.config import ListenerConfig
 from voxdesk.server.connection import Connection, Ending
+from voxdesk.server.health import engine_stopped, until_engine_stops
 
 __all__ = ["InsecureBindError", "Listener", "is_loopback", "refuse_insecure_bind"]
 
@@ -70,6 +72,8 @@ class Listener(ABC, Generic[S, C]):
         self.config = config
         self._server: S | None = None
         self._connections: set[C] = set()
+        self._no_connections = asyncio.Event()
+        self._no_connections.set()
         self._closing = False
 
     @property
@@ -103,13 +107,27 @@ class Listener(ABC, Generic[S, C]):
         if self._server is not None:
             await self._server.wait_closed()
 
+    async def until_engine_stops(self) -> str:
+        """Return once the engine has stopped for good: why, in one sentence (never, for an
+        engine that cannot stop). The clients of its failed sessions have been told."""
+        return await until_engine_stops(self.engine)
+
+    async def until_clients_leave(self) -> None:
+        """Return once no connection is open, or after the shutdown grace period."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.config.shutdown_grace):
+                await self._no_connections.wait()
+
     async def _serve(self, connection: C) -> None:
         """Run ``connection`` to its end, counted among the open ones meanwhile."""
         self._connections.add(connection)
+        self._no_connections.clear()
         try:
             await connection.serve()
         finally:
             self._connections.discard(connection)  # first: a closing connection frees its slot at once
+            if not self._connections:
+                self._no_connections.set()
             await connection.release()
 
     def _busy(self) -> str | None:
@@ -123,7 +141,10 @@ class Listener(ABC, Generic[S, C]):
         return None
 
     def _unready(self) -> str | None:
-        """Why the server takes no sessions at all now (it loads, it drains), if so."""
+        """Why the server takes no sessions at all now (it loads, it drains, its engine
+        stopped), if so."""
+        if why := engine_stopped(self.engine):
+            return f"the engine stopped: {why}"
         return None
 
     @abstractmethod

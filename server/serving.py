@@ -13,7 +13,7 @@ from typing import ClassVar, Generic, TypeVar
 
 import numpy as np
 
-from voxdesk.engine.events import ProvisionalText, StreamError, TextDelta, UtteranceDone
+from voxdesk.engine.events import EngineFault, ProvisionalText, StreamError, TextDelta, UtteranceDone
 from voxdesk.engine.session import AudioFeed, StreamingEngine
 
 __all__ = ["INTERNAL_ERROR", "Channel", "EngineJob"]
@@ -48,6 +48,9 @@ class EngineJob(ABC, Generic[P]):
 
     engine_failed: ClassVar[str]
     """What the client is told when the engine ends the session with a fatal error."""
+
+    engine_stopped: ClassVar[str]
+    """What the client is told when the engine stopped for good (the server goes away to be restarted)."""
 
     def __init__(self, channel: Channel, protocol: P) -> None:
         self._channel = channel
@@ -103,8 +106,7 @@ class EngineJob(ABC, Generic[P]):
                     self._boundary = True
                     self._utterance_done(event)
                 elif isinstance(event, StreamError) and event.fatal:
-                    self._log.warning("engine failed: %s", event.message)
-                    self._fail(self.engine_failed)
+                    self._fail(self._failed(event))
                     return False
                 elif isinstance(event, StreamError):
                     self._log.info("engine recovered from: %s", event.message)
@@ -118,6 +120,17 @@ class EngineJob(ABC, Generic[P]):
         finally:
             self._feed.end()  # releases a reader waiting for room in it
         return True
+
+    def _failed(self, error: StreamError) -> str:
+        """Log a fatal engine error; what the client is told (never the engine's own words)."""
+        if error.engine_fault is EngineFault.ENGINE:
+            self._log.error("engine stopped: %s", error.message)
+            return self.engine_stopped
+        if error.engine_fault is EngineFault.SESSION:
+            self._log.error("engine failed this session: %s", error.message)
+        else:
+            self._log.warning("engine failed: %s", error.message)
+        return self.engine_failed
 
     @abstractmethod
     def _delta(self, piece: str, event: TextDelta) -> None:

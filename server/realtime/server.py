@@ -116,7 +116,7 @@ class RealtimeServer(Listener[Server, RealtimeConnection]):
             return "loading the engine"
         if self._closing or self._draining:
             return "draining"
-        return None
+        return super()._unready()
 
     async def _handle(self, socket: ServerConnection) -> None:
         openai = socket.request is not None and is_openai_path(socket.request.path)

@@ -25,6 +25,7 @@ class Transcription(EngineJob[SessionCore]):
     in the server's metrics: sessions, audio, first-delta latency, engine queueing."""
 
     engine_failed = "Transcription failed; start a new commit"
+    engine_stopped = "Transcription failed: the engine stopped; retry once the server is restarted"
 
     def __init__(self, channel: Channel, protocol: SessionCore, metrics: RealtimeMetrics) -> None:
         self._metrics = metrics

@@ -17,6 +17,7 @@ class Recognition(EngineJob[ServerProtocol]):
     """One engine session serving one request; it starts running at once."""
 
     engine_failed = "Transcription failed"
+    engine_stopped = "Transcription failed: the engine stopped; retry once the server is restarted"
 
     def __init__(self, channel: Channel, protocol: ServerProtocol, language: str | None) -> None:
         self._language = language
