@@ -16,14 +16,17 @@ LOADING = r"loading the engine; port (\d+) answers /health with 503"
 """The line it prints once bound, before the engine is loaded."""
 
 
-def start_serve(*args: str, until: str = LISTENING, drain: bool = False) -> tuple[subprocess.Popen[str], int]:
+def start_serve(
+    *args: str, until: str = LISTENING, drain: bool = False, module: str = "voxdesk.cli.main"
+) -> tuple[subprocess.Popen[str], int]:
     """``voxdesk serve`` on a free loopback port (extra ``args`` appended), once its stderr
     shows ``until`` (a pattern whose group is the port); the process and its port.
 
     With ``drain`` the rest of stderr is read and dropped on a thread, so a server that logs a
-    lot for a long test never blocks on a full pipe."""
+    lot for a long test never blocks on a full pipe. ``module`` is the program run with
+    ``python -m`` (a test's wrapper of ``voxdesk``)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "voxdesk.cli.main", "serve", "--port", "0", *args],
+        [sys.executable, "-m", module, "serve", "--port", "0", *args],
         cwd=REPO,
         stderr=subprocess.PIPE,
         text=True,

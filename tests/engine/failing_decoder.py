@@ -14,35 +14,34 @@ __all__ = ["FailingDecoder"]
 
 
 class FailingDecoder(WrappedDecoder):
-    """The first partial decode after ``after_finals`` final decodes raises; every other call
-    is the real decoder's.
+    """The first partial decode after each final decode raises; every other call is the real
+    decoder's.
 
-    The failure is CTranslate2's own: that partial hands the real encoder features of the wrong
-    shape, and the ``ValueError`` the C++ extension raises goes up the engine's real path (the
-    decode thread, its future, the session). With ``after_finals=1`` and two utterances the
-    first is transcribed whole and the second fails while it is being spoken.
+    So in a session of two utterances the first is transcribed whole and the second fails at
+    its first partial, while it is being spoken (a session of one utterance is not failed: its
+    partials come before its final). The failure is CTranslate2's own: that partial hands the
+    real encoder features of the wrong shape, and the ``ValueError`` the C++ extension raises
+    goes up the engine's real path (the decode thread, its future, the session).
     """
 
-    def __init__(self, decoder: WhisperDecoder, after_finals: int = 1) -> None:
+    def __init__(self, decoder: WhisperDecoder) -> None:
         super().__init__(decoder)
-        self._after_finals = after_finals
-        self._finals = 0
+        self._armed = False  # a final was decoded since the last failure
         self._lock = threading.Lock()  # decodes run on the decode queue's two threads
-        self.failed = threading.Event()
-        """Set once the failing decode has raised."""
+        self.failures = 0
+        """Partials failed so far."""
 
     def final(self, *args: Any) -> list[str]:
         words = self._decoder.final(*args)
         with self._lock:
-            self._finals += 1
+            self._armed = True
         return words
 
     def partial(self, *args: Any, **kwargs: Any) -> Guess:
         with self._lock:
-            due = self._finals >= self._after_finals and not self.failed.is_set()
-            if due:
-                self.failed.set()
-        if due:
+            fail, self._armed = self._armed, False
+            self.failures += fail
+        if fail:
             self._encode_malformed()
         return self._decoder.partial(*args, **kwargs)
 
