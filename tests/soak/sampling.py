@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Bound", "Sample", "SoakResult", "Verdict", "brief", "fit_slope", "process_resources"]
+__all__ = ["Bound", "Sample", "SoakResult", "Verdict", "brief", "fit_slope", "process_resources", "process_tree"]
 
 WARM_UP_FRACTION = 0.15
 """Share of the samples (the first ones) left out of every fit: models, caches and pools fill up then."""
@@ -27,7 +27,7 @@ def process_resources(pid: int | None = None) -> dict[str, float]:
     """Resident memory (MiB), open descriptors and threads of process ``pid`` (this one by default)
     and its descendants, summed (vLLM runs its engine core in a child process)."""
     totals = {"rss_mib": 0.0, "fds": 0.0, "threads": 0.0}
-    for proc in _tree(Path("/proc") / (str(pid) if pid is not None else str(os.getpid()))):
+    for proc in (Path("/proc") / str(member) for member in process_tree(pid if pid is not None else os.getpid())):
         try:
             status = dict(line.split(":", 1) for line in (proc / "status").read_text().splitlines() if ":" in line)
             fds = len(os.listdir(proc / "fd"))
@@ -39,15 +39,15 @@ def process_resources(pid: int | None = None) -> dict[str, float]:
     return totals
 
 
-def _tree(proc: Path) -> list[Path]:
-    """``proc`` and the ``/proc`` folders of all its descendants."""
-    found, pending = [], [proc]
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants."""
+    found, pending = [], [pid]
     while pending:
         current = pending.pop()
         found.append(current)
-        for task in current.glob("task/*/children"):
+        for children in (Path("/proc") / str(current)).glob("task/*/children"):
             try:
-                pending.extend(Path("/proc") / child for child in task.read_text().split())
+                pending.extend(int(child) for child in children.read_text().split())
             except FileNotFoundError:
                 continue
     return found

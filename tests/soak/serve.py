@@ -36,10 +36,10 @@ CONCURRENT = 2  # sessions open at once: they share the engine's decode queue, w
 SETTLE_TIMEOUT = 30.0  # for the server's gauges to fall back to zero once the clients stopped
 WYOMING = r"Wyoming on tcp://[\d.]+:(\d+)"
 BOUNDS = [
-    Bound("rss_mib", "MiB", 16.0, 64.0, "1 KiB kept per session (2,000 an hour) passes it; floor: arenas"),
+    Bound("rss_mib", "MiB", 16.0, 64.0, "12 KiB kept per session (1,400 an hour) passes it; floor: arenas"),
     Bound("fds", "fds", 0.0, 4.0, "only the open sessions' sockets come and go (2 at a time)"),
     Bound("threads", "threads", 0.0, 4.0, "pools are made at load; none may grow with sessions"),
-    Bound("tasks", "tasks", 0.0, 12.0, "a few tasks per open session (2 open at a time); a leak grows by session"),
+    Bound("tasks", "tasks", 0.0, 6.0, "3 to 7 per open session (2 open at a time); a leak grows by session"),
     Bound("final_latency_s", "s", 0.5, 1.5, "paced sessions' finals take under 1 s; floor: the machine's load"),
 ]
 GAUGES = ("voxdesk_realtime_sessions_active", "vllm:websocket_connections_active")
@@ -122,6 +122,7 @@ async def soak_server(
     for engine in engines.values():
         await engine.load()
     await warm_up(next(iter(engines.values())), phrases)
+    resting = (await asyncio.to_thread(metrics, port))["voxdesk_asyncio_tasks"]  # idle, between sessions
     start = time.monotonic()
     until = start + minutes * 60
     workers = [asyncio.create_task(_worker(i, engines, phrases, until, seen)) for i in range(concurrent)]
@@ -160,6 +161,8 @@ async def soak_server(
     result.check(
         "gauges at rest", all(settled[g] == 0 for g in GAUGES), ", ".join(f"{g}={settled[g]:g}" for g in GAUGES)
     )
+    tasks = settled["voxdesk_asyncio_tasks"]
+    result.check("tasks at rest", tasks <= resting, f"{tasks:g} after the sessions, {resting:g} before")
     result.check("still serving", process.poll() is None, "process alive" if process.poll() is None else "exited")
     return result
 
