@@ -109,12 +109,16 @@ Description: desktop voice assistant with streaming speech recognition
  .
  This package is a self-contained bundle in /opt/voxdesk: no Python needed.
 EOF
-dpkg-deb --root-owner-group -Zxz --build "$root" "$DEB" >/dev/null
-
-echo "build-linux: tarball"
+# gzip, not xz: on this bundle (mostly compiled code) xz saves a fifth of the size and takes ten
+# times as long (xz -6: 240 s, 164 MB; gzip -6: 25 s, 206 MB, on 2 cores). The .deb and the
+# tarball are compressed side by side.
+echo "build-linux: compressing the .deb and the tarball"
+dpkg-deb --root-owner-group -Zgzip --build "$root" "$DEB" >/dev/null &
+deb_pid=$!
 gzip_program=$(command -v pigz || echo gzip)
 tar -C "$DIST" --sort=name --owner=0 --group=0 --numeric-owner --transform "s|^voxdesk|voxdesk-$VERSION|" \
     -I "$gzip_program" -cf "$TARBALL" voxdesk
+wait "$deb_pid"
 
 rm -rf "$OUT/deb"
 touch "$stamp"
