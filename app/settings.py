@@ -88,6 +88,13 @@ class ActionSettings:
 
 
 @dataclass
+class WritingSettings:
+    mode: str = "plain"  # the mode dictation is written in (voxdesk.app.writing.modes)
+    vocabulary: list[str] = field(default_factory=list)  # entries, each a line of a vocabulary file
+    replacements: list[str] = field(default_factory=list)  # rules, each a line of a replacements file
+
+
+@dataclass
 class KeySettings:
     # API keys live in the system keyring (voxdesk.app.api_keys); where there is none they are kept
     # for the session only, unless this says to write them here in plain text.
@@ -102,6 +109,7 @@ class Settings:
     history: HistorySettings = field(default_factory=HistorySettings)
     actions: ActionSettings = field(default_factory=ActionSettings)
     keys: KeySettings = field(default_factory=KeySettings)
+    writing: WritingSettings = field(default_factory=WritingSettings)
 
 
 _CHOICES = {

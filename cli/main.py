@@ -37,6 +37,7 @@ from voxdesk.cli.models import add_models_parser, run_models
 from voxdesk.cli.server_urls import ServerUrls
 from voxdesk.cli.terminal import LiveTranscriptPrinter, ProgressBar, event_to_json, print_summary
 from voxdesk.cli.vllm_options import add_vllm_arguments, unrecognized, vllm_settings, wants_vllm
+from voxdesk.cli.writing import add_writing_arguments, transcript_writer
 from voxdesk.cli.wyoming import add_wyoming_arguments, wyoming_config, wyoming_server
 from voxdesk.engine import EngineKind, StreamingEngine
 from voxdesk.engine.errors import VoxdeskError
@@ -125,6 +126,7 @@ def build_parser(vllm: bool = False) -> argparse.ArgumentParser:
         "transcription session (OpenAI's API, voxdesk serve); default: %(default)s",
     )
     add_transcribe_history_arguments(transcribe)
+    add_writing_arguments(transcribe)
     _add_whisper_arguments(transcribe)
     add_vllm_arguments(transcribe, server=False, engine_args=vllm)
     _add_serve_parser(commands, vllm)
@@ -310,6 +312,7 @@ async def _serve(args: argparse.Namespace) -> int:
 
 async def _transcribe(args: argparse.Namespace) -> int:
     plan = plan_outputs(args)  # fails on bad --output/--format before loading anything
+    write = transcript_writer(args)
     engine, model = _create_engine(args), model_name(_engine_choice(args))
     await engine.load()
     status = 0
@@ -323,7 +326,7 @@ async def _transcribe(args: argparse.Namespace) -> int:
                 continue
             if len(plan) > 1 and not args.json:
                 print(f"\n==> {path} <==", flush=True)
-            report = await _transcribe_file(engine, audio, path, args)
+            report = await _transcribe_file(engine, audio, path, args, write)
             save_transcription(args, path, output, report, engine=engine.name, model=model)
             if report.lost_words:
                 status = 1
@@ -335,9 +338,14 @@ async def _transcribe(args: argparse.Namespace) -> int:
 
 
 async def _transcribe_file(
-    engine: StreamingEngine, audio: np.ndarray, path: Path, args: argparse.Namespace
+    engine: StreamingEngine,
+    audio: np.ndarray,
+    path: Path,
+    args: argparse.Namespace,
+    write: Callable[[TranscriptionReport], TranscriptionReport] | None,
 ) -> TranscriptionReport:
-    """One file; Ctrl-C (SIGINT) stops it and returns what was transcribed so far, marked partial."""
+    """One file; Ctrl-C (SIGINT) stops it and returns what was transcribed so far, marked partial.
+    With ``write``, the report printed and returned has each final text written by the mode."""
     interactive = sys.stdout.isatty() and not args.json
     bar = ProgressBar(sys.stdout, path.name, enabled=interactive and not args.realtime)
     on_event = _print_event if args.json else LiveTranscriptPrinter(bar, interactive and args.realtime)
@@ -354,6 +362,8 @@ async def _transcribe_file(
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         bar.close()
+    if write is not None:
+        report = write(report)
     if args.json:
         print(json.dumps({"type": "summary", "text": report.text, **report.summary()}), flush=True)
     else:
