@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.soak.sampling import Bound, SoakResult, brief, process_resources
+from tests.soak.sampling import Bound, SoakResult, brief, fit_slope, process_resources
 from tests.speech_fixtures import DEFAULT_DIR, build
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.history.live import LiveHistory
@@ -35,11 +35,11 @@ __all__ = ["BOUNDS", "Replay", "ReplayCapture", "soak_controller"]
 TURN_TIMEOUT = 20.0  # a phrase with no final text by then counts as missed, and the next one plays
 SAMPLE_EVERY = 2.0  # wall seconds between samples
 BOUNDS = [
-    Bound("rss_mib", "MiB", 8.0, 48.0, "7 KiB kept per utterance (1,200 an hour) passes it; floor: model arenas"),
+    Bound("rss_mib", "MiB", 4.0, 12.0, "a day's 8 h of listening may cost 32 MiB; floor: arenas after the warm-up"),
     Bound("fds", "fds", 0.0, 3.0, "a descriptor per session or utterance would pass 3 at once"),
     Bound("threads", "threads", 0.0, 3.0, "pools are made at load; none may grow with use"),
     Bound("tasks", "tasks", 0.0, 5.0, "a session runs one consumer task; a leak grows by utterance"),
-    Bound("final_latency_s", "s", 0.25, 1.0, "median 0.4 s; floor: the shared machine's load swings"),
+    Bound("final_latency_s", "s", 0.25, 3.0, "0.4 s median on a free box; floor: a shared box's load (1-5 s seen)"),
 ]
 MIN_FINAL_SHARE = 0.95  # phrases that must get a final text: the engine keeps transcribing
 
@@ -141,6 +141,7 @@ async def soak_controller(
             if recent:
                 values["final_latency_s"] = float(np.median(recent))
             values["history_rows"] = float(store.counts()[1])
+            values["finals"] = float(replay.finals)
             result.add(replay.fed_seconds / 3600, values)
             on_sample(f"{replay.fed_seconds / 60:6.1f} audio min: {brief(values)}")
 
@@ -155,7 +156,14 @@ async def soak_controller(
     rows = store.counts()[1]
     store.close()
     finals = replay.finals
-    result.check("history rows", rows == finals, f"{rows} rows written, {finals} utterances final")
+    behind = [s.hours for s in result.samples if s.values["history_rows"] != s.values["finals"]]
+    rate = fit_slope([s.hours for s in result.samples], [s.values["history_rows"] for s in result.samples])
+    result.check(
+        "history rows",
+        rows == finals and not behind,
+        f"{rows} rows written, {finals} utterances final; {rate:.0f} rows/h, "
+        f"equal to the finals at {len(result.samples) - len(behind)} of {len(result.samples)} samples",
+    )
     share = finals / max(1, replay.played)
     result.check(
         "finals",

@@ -40,7 +40,7 @@ BOUNDS = [
     Bound("fds", "fds", 0.0, 4.0, "only the open sessions' sockets come and go (2 at a time)"),
     Bound("threads", "threads", 0.0, 4.0, "pools are made at load; none may grow with sessions"),
     Bound("tasks", "tasks", 0.0, 6.0, "3 to 7 per open session (2 open at a time); a leak grows by session"),
-    Bound("final_latency_s", "s", 0.5, 1.5, "paced sessions' finals take under 1 s; floor: the machine's load"),
+    Bound("final_latency_s", "s", 0.5, 3.0, "0.4 s median on a free box; floor: a shared box's load (1-5 s seen)"),
 ]
 GAUGES = ("voxdesk_realtime_sessions_active", "vllm:websocket_connections_active")
 
