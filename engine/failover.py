@@ -7,8 +7,10 @@ every chunk until the server has finalized the text, and runs its connections th
 :class:`Failover`: one attempt per connection, which raises :class:`ServerLost` when the
 server refuses or drops it. The failover then reports the loss (a non-fatal ``StreamError``,
 ``connection_lost``), withdraws the text the lost server had shown (``TextRetracted``) and
-starts the next attempt on the next server, which gets the heard audio again; once every
-server has failed in a row it waits a :func:`backoff` delay first.
+starts the next attempt on the next server, which gets the heard audio again; after each
+round over every server it waits a :func:`backoff` delay first. Every lost connection counts,
+whatever text it showed first (that text is withdrawn: it was no progress), so a server that
+answers and then drops each connection is given up on like one that never answers.
 """
 
 from __future__ import annotations
@@ -143,8 +145,8 @@ class Failover:
     Args:
         servers: the engine's servers; a loss moves them on, so the next stream starts where
             this one ended.
-        max_retries: rounds over every server, each failing before it sent anything, before
-            the stream gives up.
+        max_retries: rounds over every server the stream tries after its first connection,
+            each connection lost before the final text, before it gives up.
         kind: what the servers are, for messages ("speech server", "Wyoming server").
     """
 
@@ -152,7 +154,7 @@ class Failover:
         self._servers = servers
         self._max_retries = max_retries
         self._kind = kind
-        self._failures = 0  # attempts failed since a server last sent anything
+        self._failures = 0  # connections of this stream lost before its final text
 
     async def run(
         self, attempt: Callable[[], AsyncIterator[EngineEvent]], audio: HeardAudio
@@ -162,7 +164,8 @@ class Failover:
 
         ``attempt`` must start from the beginning of ``audio`` (the kept audio replayed), whose
         audio time the events this adds carry; ``audio`` is closed when the stream ends. After
-        ``max_retries`` failed rounds the stream ends with a fatal ``connection_lost``.
+        ``max_retries`` more rounds over the servers, each connection lost, the stream ends with
+        a fatal ``connection_lost``.
         """
         try:
             async for event in self._attempts(attempt, audio):
@@ -178,10 +181,6 @@ class Failover:
             shown = False
             try:
                 async for event in attempt():
-                    # A server that answers is working: only failures without any answer in
-                    # between count towards giving up (one that takes the connection and drops
-                    # it every time still runs out of tries).
-                    self._failures = 0
                     shown = shown or _shows_text(event)
                     yield event
                 return
@@ -190,7 +189,8 @@ class Failover:
             self._failures += 1
             servers = self._servers
             if self._failures > self._max_retries * len(servers.urls):
-                message = f"gave up reconnecting to {', '.join(servers.urls)}: {reason}"
+                dropped = f"{self._failures} lost connection{'s' if self._failures > 1 else ''}"
+                message = f"gave up reconnecting to {', '.join(servers.urls)} after {dropped}: {reason}"
                 yield StreamError(StreamErrorCode.CONNECTION_LOST, message, audio.seconds)
                 return
             lost_url, next_url = servers.url, servers.move_on()
@@ -198,5 +198,5 @@ class Failover:
             yield StreamError(StreamErrorCode.CONNECTION_LOST, message, audio.seconds, fatal=False)
             if shown:
                 yield TextRetracted(audio.seconds)
-            if self._failures % len(servers.urls) == 0:  # every server failed in a row: wait first
+            if self._failures % len(servers.urls) == 0:  # a round over every server failed: wait first
                 await asyncio.sleep(next(delays))
