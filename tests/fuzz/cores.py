@@ -551,8 +551,10 @@ class FuzzReport:
         """One paragraph for the log and the README."""
         kinds = ", ".join(f"{kind} {count}" for kind, count in self.frames.most_common())
         codes = ", ".join(f"{code} {count}" for code, count in self.errors.most_common())
+        noise = sum(count for kind, count in self.frames.items() if kind in frames.NOISE)
         return (
-            f"{self.dialect}: {self.total} frames ({kinds}) over {self.connections} connections in "
+            f"{self.dialect}: {self.total} frames, {self.total - noise} structured and {noise} random "
+            f"({kinds}) over {self.connections} connections in "
             f"{self.seconds:.1f} s; {self.valid_sessions} valid sessions after them got their text; "
             f"errors answered: {codes}; failures: {len(self.failures)}"
         )

@@ -6,7 +6,6 @@ connection with no goodbye: a TCP reset or a bare FIN, at random."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import json
 import random
@@ -18,8 +17,21 @@ from websockets.client import ClientProtocol
 from websockets.frames import Frame
 from websockets.uri import parse_uri
 
-from tests.fuzz.rig import OPENAI_PATH, VLLM_PATH, RawSocket, websocket_handshake, wyoming_request
-from voxdesk.engine.wire.pcm import to_pcm16
+from tests.fuzz.rig import (
+    OPENAI_PATH,
+    OPENAI_RATE,
+    TONE,
+    VLLM_PATH,
+    WYOMING_FORMAT,
+    RawSocket,
+    append_json,
+    pcm,
+    pieces,
+    websocket_handshake,
+    wyoming_chunk,
+    wyoming_request,
+)
+from voxdesk.engine.session import SAMPLE_RATE
 from voxdesk.engine.wire.wyoming.framing import Event, EventReader, encode_event
 
 __all__ = ["CUTS", "Client", "Cut", "run_cut"]
@@ -29,9 +41,15 @@ class Client:
     """The sockets one cut opens, and its random choices; every socket vanishes when the cut
     ends, however it ends (a TCP reset or a bare FIN, at random)."""
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, audio: np.ndarray) -> None:
         self.rng = rng
+        self.audio = audio
+        """What it sends, 16 kHz: a steady level for FakeTickEngine, speech for the built-in engine."""
         self._sockets: list[RawSocket] = []
+
+    def pcm(self, rate: int, seconds: float) -> bytes:
+        """``seconds`` of its audio as PCM16 at ``rate`` Hz (from the start, looped)."""
+        return pcm(self.audio, rate, seconds)
 
     async def open(self, port: int, tls: ssl.SSLContext | None = None) -> RawSocket:
         """A connection to ``127.0.0.1:port``."""
@@ -49,9 +67,9 @@ Cut = Callable[[Client, int, ssl.SSLContext | None], Awaitable[None]]
 """``cut(client, port, tls)``: one connection, taken to its moment (``tls``: the TLS cut's client context)."""
 
 
-async def run_cut(cut: Cut, port: int, rng: random.Random, tls: ssl.SSLContext) -> None:
-    """``cut`` on a fresh client, which vanishes at the end."""
-    client = Client(rng)
+async def run_cut(cut: Cut, port: int, rng: random.Random, tls: ssl.SSLContext, audio: np.ndarray = TONE) -> None:
+    """``cut`` on a fresh client sending ``audio``, which vanishes at the end."""
+    client = Client(rng, audio)
     try:
         await cut(client, port, tls)
     finally:
@@ -61,11 +79,15 @@ async def run_cut(cut: Cut, port: int, rng: random.Random, tls: ssl.SSLContext) 
 _WAIT_SECONDS = 10.0  # for the server's answer a cut waits for before it vanishes
 
 
-def _append(dialect: str, rng: random.Random) -> bytes:
-    rate = 24_000 if dialect == "openai" else 16_000
-    samples = rng.choice([rate // 100, rate // 10, rate // 4])
-    audio = base64.b64encode(to_pcm16(np.full(samples, 0.1, np.float32))).decode()
-    return json.dumps({"type": "input_audio_buffer.append", "audio": audio}).encode()
+def _rate(dialect: str) -> int:
+    return OPENAI_RATE if dialect == "openai" else SAMPLE_RATE
+
+
+def _appends(client: Client, dialect: str, least: int) -> list[bytes]:
+    """Between ``least`` and 5 appends of 10 to 250 ms of the client's audio."""
+    rng = client.rng
+    count = rng.randint(least, 5)
+    return [append_json(client.pcm(_rate(dialect), rng.choice([0.01, 0.1, 0.25]))).encode() for _ in range(count)]
 
 
 def _opening(dialect: str) -> list[bytes]:
@@ -105,8 +127,8 @@ def _framed(protocol: ClientProtocol, text: bytes) -> bytes:
     return b"".join(protocol.data_to_send())
 
 
-async def _until_frame(raw: RawSocket, protocol: ClientProtocol, wanted: str) -> None:
-    """Read until the server sends a text frame whose type starts with ``wanted``."""
+async def _until_frame(raw: RawSocket, protocol: ClientProtocol, *wanted: str) -> None:
+    """Read until the server sends a text frame of one of the ``wanted`` types."""
     async with _timeout():
         while True:
             data = await raw.reader.read(65_536)
@@ -114,7 +136,7 @@ async def _until_frame(raw: RawSocket, protocol: ClientProtocol, wanted: str) ->
                 raise AssertionError(f"the server closed before sending {wanted}")
             protocol.receive_data(data)
             for frame in protocol.events_received():
-                if isinstance(frame, Frame) and json.loads(bytes(frame.data)).get("type", "").startswith(wanted):
+                if isinstance(frame, Frame) and json.loads(bytes(frame.data)).get("type") in wanted:
                     return
 
 
@@ -146,8 +168,8 @@ def _mid_append(dialect: str) -> Cut:
         rng = client.rng
         raw = await client.open(port)
         protocol = await websocket_handshake(raw, _path(dialect))
-        await _send_frames(raw, protocol, _opening(dialect) + [_append(dialect, rng) for _ in range(rng.randint(0, 5))])
-        frame = _framed(protocol, _append(dialect, rng))
+        await _send_frames(raw, protocol, _opening(dialect) + _appends(client, dialect, 0))
+        frame = _framed(protocol, _appends(client, dialect, 1)[0])
         await raw.send(frame[: rng.randrange(1, len(frame))])
 
     return cut
@@ -158,7 +180,7 @@ def _mid_commit(dialect: str) -> Cut:
         rng = client.rng
         raw = await client.open(port)
         protocol = await websocket_handshake(raw, _path(dialect))
-        await _send_frames(raw, protocol, _opening(dialect) + [_append(dialect, rng) for _ in range(rng.randint(1, 5))])
+        await _send_frames(raw, protocol, _opening(dialect) + _appends(client, dialect, 1))
         frame = _framed(protocol, _commit(dialect))
         await raw.send(frame[: rng.randint(1, len(frame))])  # all of it, or a part
 
@@ -170,15 +192,15 @@ def _while_deltas_flush(dialect: str) -> Cut:
         rng = client.rng
         raw = await client.open(port)
         protocol = await websocket_handshake(raw, _path(dialect))
-        second = 2_400 if dialect == "openai" else 1_600
-        audio = base64.b64encode(to_pcm16(np.full(second, 0.1, np.float32))).decode()
-        append = json.dumps({"type": "input_audio_buffer.append", "audio": audio}).encode()
-        texts = _opening(dialect) + [append] * rng.randint(10, 40)  # 1 to 4 s at once
-        if dialect == "openai":
-            texts.append(_commit(dialect))  # its text goes out once the turn is committed
+        audio = pieces(client.pcm(_rate(dialect), rng.uniform(1.0, 4.0)), _rate(dialect))  # 1 to 4 s at once
+        # Then the commit: OpenAI sends the text once a turn is committed, vLLM's final commit
+        # makes the built-in engine say what it heard so far.
+        texts = [*_opening(dialect), *(append_json(piece).encode() for piece in audio), _commit(dialect)]
         await _send_frames(raw, protocol, texts, probe=False)
-        wanted = "input_audio_buffer.committed" if dialect == "openai" else "transcription.delta"
-        await _until_frame(raw, protocol, wanted)
+        wanted = (
+            ("input_audio_buffer.committed",) if dialect == "openai" else ("transcription.delta", "transcription.done")
+        )
+        await _until_frame(raw, protocol, *wanted)
 
     return cut
 
@@ -214,13 +236,15 @@ def _mid_tls_handshake(dialect: str) -> Cut:
 # Wyoming
 
 
-_FORMAT = {"rate": 16_000, "width": 2, "channels": 1}
+def _start_and_chunks(client: Client, least: int) -> bytes:
+    """``audio-start`` and between ``least`` and 5 chunks of 10 to 250 ms of the client's audio."""
+    rng = client.rng
+    chunks = [_chunk(client) for _ in range(rng.randint(least, 5))]
+    return encode_event(Event("audio-start", WYOMING_FORMAT)) + b"".join(chunks)
 
 
-def _chunk(rng: random.Random) -> bytes:
-    return encode_event(
-        Event("audio-chunk", _FORMAT, to_pcm16(np.full(rng.choice([160, 1_600, 4_000]), 0.1, np.float32)))
-    )
+def _chunk(client: Client) -> bytes:
+    return wyoming_chunk(client.pcm(SAMPLE_RATE, client.rng.choice([0.01, 0.1, 0.25])))
 
 
 async def _wyoming_mid_handshake(client: Client, port: int, tls: ssl.SSLContext | None) -> None:
@@ -250,10 +274,8 @@ async def _wyoming_send(raw: RawSocket, data: bytes) -> None:
 async def _wyoming_mid_append(client: Client, port: int, tls: ssl.SSLContext | None) -> None:
     rng = client.rng
     raw = await client.open(port)
-    await _wyoming_send(
-        raw, encode_event(Event("audio-start", _FORMAT)) + b"".join(_chunk(rng) for _ in range(rng.randint(0, 5)))
-    )
-    chunk = _chunk(rng)
+    await _wyoming_send(raw, _start_and_chunks(client, 0))
+    chunk = _chunk(client)
     await raw.send(chunk[: rng.randrange(1, len(chunk))])
 
 
@@ -261,9 +283,7 @@ async def _wyoming_mid_commit(client: Client, port: int, tls: ssl.SSLContext | N
     """``audio-stop`` is Wyoming's commit: the transcript is being made when the client goes."""
     rng = client.rng
     raw = await client.open(port)
-    await _wyoming_send(
-        raw, encode_event(Event("audio-start", _FORMAT)) + b"".join(_chunk(rng) for _ in range(rng.randint(1, 5)))
-    )
+    await _wyoming_send(raw, _start_and_chunks(client, 1))
     stop = encode_event(Event("audio-stop"))
     await raw.send(stop[: rng.randint(1, len(stop))])
 
@@ -271,13 +291,13 @@ async def _wyoming_mid_commit(client: Client, port: int, tls: ssl.SSLContext | N
 async def _wyoming_while_deltas_flush(client: Client, port: int, tls: ssl.SSLContext | None) -> None:
     rng = client.rng
     raw = await client.open(port)
-    await raw.send(wyoming_request(rng.uniform(1.0, 4.0)))
+    await raw.send(wyoming_request(client.audio, rng.uniform(1.0, 4.0)))
     reader = EventReader()
-    async with _timeout():
-        while not any(event.type == "transcript-chunk" for event in reader.events()):
+    async with _timeout():  # the first text (a chunk, or the transcript where no text came before it)
+        while not any(event.type in ("transcript-chunk", "transcript") for event in reader.events()):
             data = await raw.reader.read(65_536)
             if not data:
-                raise AssertionError("the server closed before sending a transcript-chunk")
+                raise AssertionError("the server closed before sending its text")
             reader.receive_data(data)
 
 

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from voxdesk.engine.wire.wyoming.framing import MAX_HEADER_BYTES, PROTOCOL_VERSION
+from voxdesk.engine.wire.wyoming.framing import MAX_DATA_BYTES, MAX_HEADER_BYTES, PROTOCOL_VERSION
 
 __all__ = [
+    "NOISE",
     "SERVED_MODEL",
     "Frame",
     "byte_noise",
@@ -37,6 +38,9 @@ SERVED_MODEL = "fuzz-model"
 
 Frame = tuple[str, str | bytes]
 """A frame's kind and the frame."""
+
+NOISE = frozenset({"text", "binary", "noise"})
+"""The kinds that are random text or bytes; every other kind is structured."""
 
 _STRINGS = ["", " ", "a", "é", "\u0000", "\ud800", "\U0001f600", "null", "true", "[]", "{}", "-1", "transcription"]
 _NUMBERS: list[Any] = [0, 1, -1, 2, 0.5, -0.0, 1e308, -1e308, 2**63, -(2**63), 10**40, float("inf"), float("nan")]
@@ -312,6 +316,8 @@ def wyoming_event(rng: random.Random) -> tuple[str, bytes]:
                 data[key] = rng.choice(["en", "", "tiny", json_value(rng)])
     if kind not in _WYOMING_TYPES:
         label = "out-of-role"
+    if len(_dumps(data)) > MAX_DATA_BYTES:  # a data block that long breaks the framing: keep the short fields
+        data = {key: value for key, value in data.items() if len(_dumps(value)) < 1_000}
     return label, _wyoming_header(kind, data, payload, inline=rng.random() < 0.3)
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import soxr
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -29,8 +30,9 @@ from websockets.client import ClientProtocol
 from websockets.uri import parse_uri
 
 from voxdesk.engine.audio.silero import SileroVad
-from voxdesk.engine.session import StreamingEngine
-from voxdesk.engine.wire.pcm import encode_audio, to_pcm16
+from voxdesk.engine.session import SAMPLE_RATE, StreamingEngine
+from voxdesk.engine.wire.openai.events import RATE as OPENAI_RATE
+from voxdesk.engine.wire.pcm import to_pcm16
 from voxdesk.engine.wire.wyoming.framing import Event, EventReader, encode_event
 from voxdesk.engine.wire.wyoming.info import AsrModel, ServiceInfo
 from voxdesk.server.realtime.server import RealtimeServer, ServerConfig
@@ -39,16 +41,23 @@ from voxdesk.server.wyoming.server import WyomingServer
 
 __all__ = [
     "OPENAI_PATH",
+    "OPENAI_RATE",
+    "TONE",
     "VLLM_PATH",
     "CrashWatch",
     "LeakWatch",
     "RawSocket",
     "TlsFiles",
+    "append_json",
     "openai_session",
+    "pcm",
+    "pieces",
     "running",
     "self_signed",
     "vllm_session",
     "websocket_handshake",
+    "wyoming_chunk",
+    "wyoming_request",
     "wyoming_session",
 ]
 
@@ -239,26 +248,48 @@ async def websocket_handshake(raw: RawSocket, path: str) -> ClientProtocol:
     return protocol
 
 
-async def vllm_session(url: str, tls: ssl.SSLContext | None = None, seconds: float = 1.0) -> str:
-    """One ``/v1/realtime`` session of ``seconds`` of audio; its ``transcription.done`` text."""
+TONE = np.full(SAMPLE_RATE, 0.1, np.float32)
+"""One second of a steady level: FakeTickEngine says "tick " for each 80 ms of it."""
+
+
+def pcm(audio: np.ndarray, rate: int, seconds: float | None = None) -> bytes:
+    """16 kHz ``audio`` as PCM16 at ``rate`` Hz, cut or looped to ``seconds`` where given."""
+    if seconds is not None:
+        audio = np.resize(audio, max(1, int(seconds * SAMPLE_RATE)))
+    if rate != SAMPLE_RATE:
+        audio = soxr.resample(audio, SAMPLE_RATE, rate).astype(np.float32)
+    return to_pcm16(audio)
+
+
+def pieces(data: bytes, rate: int) -> list[bytes]:
+    """PCM16 ``data`` at ``rate`` Hz in 100 ms pieces."""
+    size = rate // 10 * 2
+    return [data[start : start + size] for start in range(0, len(data), size)]
+
+
+def append_json(data: bytes) -> str:
+    """An ``input_audio_buffer.append`` of PCM16 ``data`` (both realtime dialects)."""
+    return json.dumps({"type": "input_audio_buffer.append", "audio": base64.b64encode(data).decode()})
+
+
+async def vllm_session(url: str, tls: ssl.SSLContext | None = None, audio: np.ndarray = TONE) -> str:
+    """One ``/v1/realtime`` session of 16 kHz ``audio``; its ``transcription.done`` text."""
     async with connect(url, ssl=tls) as socket:
         assert await _event(socket, "session.created")
         await socket.send(json.dumps({"type": "session.update", "model": "voxdesk-builtin"}))
         await socket.send(json.dumps({"type": "input_audio_buffer.commit"}))
-        chunk = encode_audio(np.full(1_600, 0.1, np.float32))
-        for _ in range(int(seconds * 10)):
-            await socket.send(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
+        for piece in pieces(pcm(audio, SAMPLE_RATE), SAMPLE_RATE):
+            await socket.send(append_json(piece))
         await socket.send(json.dumps({"type": "input_audio_buffer.commit", "final": True}))
         return str((await _event(socket, "transcription.done"))["text"])
 
 
-async def openai_session(url: str, tls: ssl.SSLContext | None = None, seconds: float = 1.0) -> str:
-    """One OpenAI transcription turn of ``seconds`` of 24 kHz audio; its completed transcript."""
+async def openai_session(url: str, tls: ssl.SSLContext | None = None, audio: np.ndarray = TONE) -> str:
+    """One OpenAI transcription turn of 16 kHz ``audio`` (sent at 24 kHz); its completed transcript."""
     async with connect(url, ssl=tls) as socket:
         assert await _event(socket, "session.created")
-        chunk = base64.b64encode(to_pcm16(np.full(2_400, 0.1, np.float32))).decode()
-        for _ in range(int(seconds * 10)):
-            await socket.send(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
+        for piece in pieces(pcm(audio, OPENAI_RATE), OPENAI_RATE):
+            await socket.send(append_json(piece))
         await socket.send(json.dumps({"type": "input_audio_buffer.commit"}))
         completed = "conversation.item.input_audio_transcription.completed"
         return str((await _event(socket, completed))["transcript"])
@@ -274,20 +305,26 @@ async def _event(socket: ClientConnection, kind: str, timeout: float = 20.0) -> 
                 return event
 
 
-def wyoming_request(seconds: float = 1.0, rate: int = 16_000) -> bytes:
-    """One Wyoming request: audio-start, ``seconds`` of audio in 100 ms chunks, audio-stop."""
-    audio_format = {"rate": rate, "width": 2, "channels": 1}
-    chunk = to_pcm16(np.full(rate // 10, 0.1, np.float32))
-    events = [Event("audio-start", audio_format)]
-    events += [Event("audio-chunk", audio_format, chunk)] * int(seconds * 10)
-    return b"".join(encode_event(e) for e in [*events, Event("audio-stop")])
+WYOMING_FORMAT = {"rate": SAMPLE_RATE, "width": 2, "channels": 1}
 
 
-async def wyoming_session(port: int, seconds: float = 1.0) -> str:
-    """One Wyoming request of ``seconds`` of audio; its ``transcript`` text."""
+def wyoming_chunk(data: bytes) -> bytes:
+    """An ``audio-chunk`` of 16 kHz PCM16 ``data``."""
+    return encode_event(Event("audio-chunk", WYOMING_FORMAT, data))
+
+
+def wyoming_request(audio: np.ndarray = TONE, seconds: float | None = None) -> bytes:
+    """One Wyoming request of 16 kHz ``audio`` (cut or looped to ``seconds``): audio-start,
+    the audio in 100 ms chunks, audio-stop."""
+    chunks = b"".join(wyoming_chunk(piece) for piece in pieces(pcm(audio, SAMPLE_RATE, seconds), SAMPLE_RATE))
+    return encode_event(Event("audio-start", WYOMING_FORMAT)) + chunks + encode_event(Event("audio-stop"))
+
+
+async def wyoming_session(port: int, audio: np.ndarray = TONE) -> str:
+    """One Wyoming request of 16 kHz ``audio``; its ``transcript`` text."""
     raw = await RawSocket.open(port)
     try:
-        await raw.send(wyoming_request(seconds))
+        await raw.send(wyoming_request(audio))
         reader = EventReader()
         async with asyncio.timeout(20):
             while True:
