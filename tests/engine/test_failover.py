@@ -80,17 +80,18 @@ def test_the_first_server_that_answers_becomes_current_and_no_answer_says_why_fo
 
 def test_heard_audio_survives_a_cancelled_reader_and_replays_in_pieces() -> None:
     async def scenario() -> tuple[np.ndarray | None, list[int], int]:
-        gate = asyncio.Event()
+        gate, waiting = asyncio.Event(), asyncio.Event()
 
         async def caller() -> AsyncIterator[np.ndarray]:
             yield np.ones(3, np.float32)
+            waiting.set()
             await gate.wait()
             yield np.ones(2, np.float32)
 
         audio = HeardAudio(caller())
         assert await audio.next() is not None
         reader = asyncio.create_task(audio.next())
-        await asyncio.sleep(0.01)
+        await waiting.wait()  # the reader is inside the caller's iterator, waiting for its next chunk
         reader.cancel()  # a sender cancelled by a lost connection, waiting for the next chunk
         with pytest.raises(asyncio.CancelledError):
             await reader

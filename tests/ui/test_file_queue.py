@@ -115,7 +115,8 @@ def test_cancel_buttons_stop_a_queued_and_the_running_file(qtbot: QtBot, qloop: 
     panel = FileQueuePanel(queue)
     qtbot.addWidget(panel)
     running, queued, last = queue.add([Path("a.wav"), Path("b.wav"), Path("c.wav")])
-    qtbot.waitUntil(lambda: running.state == JobState.RUNNING)
+    # RUNNING comes a loop step before the runner starts and reports its first progress: wait for both.
+    qtbot.waitUntil(lambda: running.state == JobState.RUNNING and running.duration is not None)
     assert panel.status_text(running.id) == "0:00 of 0:10 · starting" and panel.status_text(queued.id) == "queued"
     assert panel.progress_bar(running.id).maximum() == 0  # busy until the first progress
 
@@ -124,7 +125,7 @@ def test_cancel_buttons_stop_a_queued_and_the_running_file(qtbot: QtBot, qloop: 
     qtbot.mouseClick(panel.button(running.id), Qt.MouseButton.LeftButton)
     assert panel.status_text(running.id) == "stopping…" and not panel.button(running.id).isEnabled()
     qtbot.waitUntil(lambda: running.state == JobState.CANCELLED)
-    qtbot.waitUntil(lambda: last.state == JobState.RUNNING)
+    qtbot.waitUntil(lambda: last.state == JobState.RUNNING and last.duration is not None)
     assert runner.started == ["a.wav", "c.wav"]
     assert panel.button(running.id).text() == "Show in History" and not panel.button(running.id).isEnabled()
     runner.gates["c.wav"].set()
