@@ -23,11 +23,19 @@ from typing import Any
 
 import numpy as np
 
-from voxdesk.engine.errors import AudioFormatError, EngineUnavailable
-from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode, TextDelta, UtteranceDone, UtteranceStats
+from voxdesk.engine.errors import AudioFormatError, EngineUnavailable, one_line
+from voxdesk.engine.events import (
+    EngineEvent,
+    EngineFault,
+    StreamError,
+    StreamErrorCode,
+    TextDelta,
+    UtteranceDone,
+    UtteranceStats,
+)
 from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, ProgressCallback, check_chunk
 from voxdesk.engine.vllm.download import resolve_vllm_model
-from voxdesk.engine.vllm.failures import EngineCoreErrors, explain_start_failure
+from voxdesk.engine.vllm.failures import EngineCoreErrors, explain_engine_death, explain_start_failure
 from voxdesk.engine.vllm.gpu_memory import choose_gpu_memory_utilization, free_gpu_memory
 from voxdesk.engine.vllm.render import ChunkRenderer
 
@@ -193,6 +201,16 @@ class VllmEngine:
         self._renderer = ChunkRenderer(self._llm, self._api["parse_model_prompt"])
         report("ready", 1.0)
 
+    @property
+    def stopped(self) -> str | None:
+        """Why the loaded engine stopped for good, in one sentence (its engine core process
+        died: every session fails until the engine is built again); ``None`` while it runs.
+
+        vLLM notices a dead core within about a second, whether or not a session is open."""
+        if self._llm is None or not self._llm.errored:
+            return None
+        return explain_engine_death(self._llm)
+
     def unfinished_requests(self) -> int:
         """Requests vLLM still tracks: open sessions, or ones a bug failed to abort."""
         return int(self._llm.output_processor.get_num_unfinished_requests()) if self._llm is not None else 0
@@ -224,6 +242,7 @@ class VllmEngine:
             "get_model_cls": _first_attribute("get_model_cls", ("vllm.model_executor.model_loader",)),
             "parse_model_prompt": _first_attribute("parse_model_prompt", ("vllm.renderers.inputs.preprocess",)),
             "UsageContext": _first_attribute("UsageContext", ("vllm.usage.usage_lib",)),
+            "EngineDeadError": _first_attribute("EngineDeadError", ("vllm.v1.engine.exceptions",)),
         }
         return api
 
@@ -287,7 +306,7 @@ class VllmEngine:
         except AudioFormatError:
             raise
         except Exception as exc:
-            yield StreamError(StreamErrorCode.PROCESSING_ERROR, f"vLLM failed: {type(exc).__name__}", received.seconds)
+            yield self._failure(exc, received.seconds)
             return
         finally:
             if self._llm is not None:
@@ -299,6 +318,14 @@ class VllmEngine:
         yield UtteranceDone(text, received.seconds, 0.0, received.seconds, stats)
         if received.failure is not None:
             raise received.failure  # after the text of every good chunk before it
+
+    def _failure(self, exc: Exception, seconds: float) -> StreamError:
+        """The error a session that ``generate`` failed ends with: the engine's death, or this session's own."""
+        if isinstance(exc, self._api["EngineDeadError"]) or self.stopped is not None:
+            why = self.stopped or explain_engine_death(self._llm)
+            return StreamError(StreamErrorCode.PROCESSING_ERROR, why, seconds, engine_fault=EngineFault.ENGINE)
+        message = f"vLLM failed on this session ({one_line(exc)}); the engine still takes new sessions"
+        return StreamError(StreamErrorCode.PROCESSING_ERROR, message, seconds, engine_fault=EngineFault.SESSION)
 
     async def _inputs(
         self, audio: AsyncIterable[np.ndarray], feedback: asyncio.Queue[list[int]], received: _Counter

@@ -1,9 +1,11 @@
-"""Why vLLM could not start, in one plain sentence.
+"""Why vLLM could not start, or stopped, in one plain sentence.
 
 vLLM's engine core runs in processes of its own; when it fails there, this process only gets
 ``RuntimeError: Engine core initialization failed. See root cause above``. The root cause is
 logged, so while the engine starts its processes also log errors to a file
-(:class:`EngineCoreErrors`), and :func:`explain_start_failure` reads both.
+(:class:`EngineCoreErrors`), and :func:`explain_start_failure` reads both. When the core
+process dies later, every request gets ``EngineDeadError`` ("EngineCore encountered an
+issue"); :func:`explain_engine_death` says instead which process ended and how.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ import importlib
 import json
 import os
 import re
+import signal
 import tempfile
 from pathlib import Path
+from typing import Any
 
-__all__ = ["EngineCoreErrors", "explain_memory_failure", "explain_start_failure"]
+__all__ = ["EngineCoreErrors", "explain_engine_death", "explain_memory_failure", "explain_start_failure"]
 
 _CONFIG_VARIABLE = "VLLM_LOGGING_CONFIG_PATH"
 _WHAT_TO_DO = "close programs that use the GPU, choose a smaller model or a shorter max model length"
@@ -115,3 +119,29 @@ def _last_error_line(logged: str) -> str:
     """The exception line closing the last traceback in ``logged`` (``ValueError: ...``)."""
     lines = re.findall(r"^(?:.*\] )?\s*([A-Za-z_.]*(?:Error|Exception): .+)$", logged, re.MULTILINE)
     return lines[-1].strip() if lines else ""
+
+
+def explain_engine_death(llm: Any) -> str:
+    """What ended an ``AsyncLLM`` that is errored or raised ``EngineDeadError``: its engine core
+    processes' exit status where vLLM's process manager keeps them (in-process engines on one node)."""
+    client = getattr(llm, "engine_core", None)
+    manager = getattr(getattr(client, "resources", None), "engine_manager", None)
+    ended = [p for p in getattr(manager, "processes", ()) if p.exitcode not in (None, 0)]
+    if not ended:
+        how = "vLLM's engine core stopped (EngineDeadError)"
+    else:
+        process = ended[0]
+        how = f"vLLM's engine core process ({process.name}, pid {process.pid}) {_exit_status(process.exitcode)}"
+    return f"{how}: every session on it ended, and the engine must be restarted"
+
+
+def _exit_status(code: int) -> str:
+    """How a process ended, from its ``multiprocessing`` exit code (a signal when negative)."""
+    if code >= 0:
+        return f"exited with status {code}"
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = f"signal {-code}"
+    memory = " (the system's out-of-memory killer sends it too)" if -code == signal.SIGKILL else ""
+    return f"was killed by {name}{memory}"
