@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
-import secrets
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
@@ -60,6 +60,10 @@ class Samples(Protocol):
         """16 kHz mono float32."""
 
 
+_connection_ids = itertools.count(1)
+"""The ids of this process's connections, in the order they opened: unique, unlike random ones
+short enough to read in a log."""
+
 P = TypeVar("P", bound=WireCore)
 J = TypeVar("J", bound=EngineJob[Any])
 
@@ -82,7 +86,7 @@ class Connection(ABC, Generic[P, J]):
     protocol: P
 
     def __init__(self, engine: StreamingEngine, config: ListenerConfig, logger: logging.Logger) -> None:
-        self.log = ConnectionLog(logger, secrets.token_hex(2))
+        self.log = ConnectionLog(logger, str(next(_connection_ids)))
         self.job: J | None = None
         self._engine = engine
         self._config = config

@@ -49,7 +49,7 @@ def test_serve_logs_each_connection_under_its_own_id(monkeypatch: pytest.MonkeyP
         process.send_signal(signal.SIGTERM)
         _, errors = process.communicate(timeout=30)
     assert process.returncode == 0, errors[-2000:]
-    opened = re.findall(r"voxdesk\.server\.realtime\.server: conn ([0-9a-f]{4}): opened from", errors)
+    opened = re.findall(r"voxdesk\.server\.realtime\.server: conn (\d+): opened from", errors)
     assert len(opened) == 2
     for connection in opened:
         assert re.search(rf"conn {connection}: closed after [\d.]+ s", errors)
