@@ -32,6 +32,7 @@ class ServerConfig(ListenerConfig):
     allow_insecure_no_api_key: bool = False
     skip_model_validation: bool = False
     max_message_audio: float = 600.0
+    max_pending_audio: float = 60.0  # audio a session may hold while no generation takes it
     drain_timeout: float = 30.0  # SIGTERM: how long running transcriptions may take to end by themselves
     max_frame_bytes: int = 16 * 1024 * 1024  # uvicorn's default, which vLLM runs under
     ping_interval: float = 20.0

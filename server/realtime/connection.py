@@ -53,6 +53,7 @@ class RealtimeConnection(Connection[SessionCore, Transcription]):
             skip_model_validation=config.skip_model_validation,
             max_message_samples=int(config.max_message_audio * SAMPLE_RATE),
             max_session_samples=int(config.max_session_audio * SAMPLE_RATE),
+            max_pending_samples=int(config.max_pending_audio * SAMPLE_RATE),
         )
         self.protocol.accept()
         self._metrics = metrics
