@@ -17,11 +17,14 @@ turn moves to the next server, with backoff once every server has failed in a ro
 (:mod:`voxdesk.engine.remote.session`): text the lost server had sent is withdrawn
 (``TextRetracted``) and the new session gets the whole turn's audio again, so nothing the
 server had not transcribed is lost and its transcript is the whole final text.
+
+A server that takes the connection and stays silent is noticed: at load, no ``session.updated``
+within ``open_timeout``; in a stream, nothing for ``read_timeout`` once the turn is committed
+(:mod:`voxdesk.engine.remote.session` says what follows).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterable, Iterator
 from dataclasses import dataclass
@@ -33,7 +36,7 @@ import numpy as np
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode, TextDelta
 from voxdesk.engine.failover import split_urls
-from voxdesk.engine.remote.session import ClientEngine, ClientSession, Link, stream_code
+from voxdesk.engine.remote.session import ClientEngine, ClientSession, Link, stream_code, within
 from voxdesk.engine.remote.transports import WebSocketTransport
 from voxdesk.engine.session import SAMPLE_RATE
 from voxdesk.engine.wire.openai.events import RATE
@@ -59,8 +62,9 @@ class OpenAISettings:
     api_key: str | None = None
     language: str | None = None  # an ISO-639-1 code; None lets the model detect it
     max_retries: int = 5
-    open_timeout: float = 10.0
+    open_timeout: float = 10.0  # the longest wait for the handshake, and at load for session.updated
     ca_file: str | None = None  # extra CA certificate(s) to trust for wss://
+    read_timeout: float = 30.0  # the longest silence once the turn is committed, before its transcript
 
 
 def openai_realtime_url(url: str) -> str:
@@ -121,7 +125,8 @@ class OpenAIRealtimeEngine(ClientEngine[str]):
     async def _probe(self, link: Link[str]) -> None:
         """The server takes the session's configuration (``session.updated``), within the open timeout."""
         await link.send(self.session_update())
-        await asyncio.wait_for(self._until_updated(link), self.settings.open_timeout)
+        seconds = self.settings.open_timeout
+        await within(seconds, self._until_updated(link), f"it did not confirm the session within {seconds:g} s")
 
     def _session(self, audio: AsyncIterable[np.ndarray]) -> _OpenAISession:
         return _OpenAISession(self, audio)
@@ -144,6 +149,7 @@ class _OpenAISession(ClientSession[str]):
 
     def __init__(self, engine: OpenAIRealtimeEngine, audio: AsyncIterable[np.ndarray]) -> None:
         super().__init__(engine, audio)
+        self.read_timeout = engine.settings.read_timeout  # for the transcript after the commit
         self._text = ""  # the deltas yielded on this connection
         self._received = ""  # this connection's transcript so far
 

@@ -11,6 +11,10 @@ moves to the next server, with backoff once every server has failed in a row
 the client keeps the stream's audio until the server finalizes it (``transcription.done``),
 and on a new connection it sends ``TextRetracted`` (the lost server's unfinished text is
 withdrawn) and replays that audio, so the new server's deltas make the whole final text.
+
+A server that takes the connection and stays silent is noticed: no ``session.created`` within
+``open_timeout`` of connecting, or nothing for ``read_timeout`` while the final text is due
+(:mod:`voxdesk.engine.remote.session` says what follows).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import numpy as np
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamErrorCode, TextDelta
 from voxdesk.engine.failover import backoff, split_urls
-from voxdesk.engine.remote.session import ClientEngine, ClientSession, Link, stream_code
+from voxdesk.engine.remote.session import ClientEngine, ClientSession, Link, stream_code, within
 from voxdesk.engine.remote.transports import WebSocketTransport, ssl_context
 from voxdesk.engine.session import SAMPLE_RATE
 from voxdesk.engine.wire.pcm import encode_audio
@@ -64,8 +68,9 @@ class VllmRealtimeSettings:
     api_key: str | None = None
     provisional: bool = True  # ask for Voxdesk's provisional-text extension (vLLM ignores it)
     max_retries: int = 5  # failed rounds over every server in a row before the session gives up
-    open_timeout: float = 10.0
+    open_timeout: float = 10.0  # the longest wait for the handshake, then for session.created
     ca_file: str | None = None  # extra CA certificate(s) to trust for wss:// (e.g. a self-signed server)
+    read_timeout: float = 30.0  # the longest silence once all audio is sent, before transcription.done
 
 
 def realtime_url(url: str) -> str:
@@ -90,8 +95,13 @@ class VllmRealtimeEngine(ClientEngine[str]):
         self.settings = settings
 
     async def _probe(self, link: Link[str]) -> None:
-        """The server answers with ``session.created``."""
-        await link.receive()
+        """The server answers with ``session.created`` within the open timeout."""
+        await self.first_answer(link)
+
+    async def first_answer(self, link: Link[str]) -> str | None:
+        """What a server sends first on a connection (``session.created``), within the open timeout."""
+        seconds = self.settings.open_timeout
+        return await within(seconds, link.receive(), f"it sent nothing within {seconds:g} s of connecting")
 
     async def _loaded(self) -> None:
         """The server serves the settings' model, where it lists its models."""
@@ -125,12 +135,13 @@ class _VllmSession(ClientSession[str]):
 
     def __init__(self, engine: VllmRealtimeEngine, audio: AsyncIterable[np.ndarray]) -> None:
         super().__init__(engine, audio)
+        self.read_timeout = engine.settings.read_timeout  # for transcription.done after the final commit
         self._text = ""  # this connection's deltas
 
     async def _open(self, link: Link[str]) -> None:
         """After ``session.created``: ``session.update`` and the non-final commit that starts the generation."""
         self._text = ""
-        await link.receive()  # session.created
+        await self.engine.first_answer(link)  # session.created
         settings = self.engine.settings
         await link.send(SessionUpdate(model=settings.model, provisional=settings.provisional).to_json())
         await link.send(InputAudioBufferCommit(final=False).to_json())

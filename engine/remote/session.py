@@ -9,26 +9,41 @@ audio goes out (:meth:`ClientSession._send_audio`) and what each received frame 
 ``unauthorized``, receiving while the audio is still being sent, the connection ended at the
 stream's ``UtteranceDone`` or a fatal ``StreamError``, and failing over between servers
 (:mod:`voxdesk.engine.failover`): each connection gets the stream's audio from its first sample.
+
+A server that takes the connection and then stops answering (no handshake answer, no first
+frame, no final transcript within the dialect's time limits) raises ``TimeoutError`` with what
+it left unanswered (:func:`within`). Loading then tries the next server; a stream moves on to
+the next server, and once it has met as many silent servers as the engine has, it ends with one
+fatal ``connection_lost`` naming the last: a hung server is not retried round after round while
+the speaker waits, and restarting the engine (``restart_helps``) can find an answering one.
 """
 
 from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Iterable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
-from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode, UtteranceDone, UtteranceStats
+from voxdesk.engine.events import (
+    EngineEvent,
+    EngineFault,
+    StreamError,
+    StreamErrorCode,
+    UtteranceDone,
+    UtteranceStats,
+)
 from voxdesk.engine.failover import Failover, HeardAudio, ServerLost, Servers
 from voxdesk.engine.remote.transports import KeyRefused
 from voxdesk.engine.session import ProgressCallback
 
-__all__ = ["ClientEngine", "ClientSession", "Link", "Transport", "stream_code"]
+__all__ = ["ClientEngine", "ClientSession", "Link", "Transport", "stream_code", "within"]
 
 FrameT = TypeVar("FrameT")
+_T = TypeVar("_T")
 
 
 class Link(Protocol[FrameT]):
@@ -51,7 +66,22 @@ class Transport(Protocol[FrameT]):
             KeyRefused: the server refused the API key.
             ServerLost: any other refusal, an unreachable server, or a connection that failed
                 while in use (the message after ``unreachable``, when given).
+            TimeoutError: the server took the connection but did not answer its handshake in
+                time; one raised inside the ``async with`` (:func:`within`) passes through.
         """
+
+
+async def within(seconds: float, step: Awaitable[_T], unanswered: str) -> _T:
+    """``step``'s result, once the server answered it within ``seconds``.
+
+    Raises:
+        TimeoutError: it did not; the message is ``unanswered`` ("it sent nothing within 10 s
+            of connecting"), the end of a sentence that names the server.
+    """
+    try:
+        return await asyncio.wait_for(step, seconds)
+    except TimeoutError as late:
+        raise TimeoutError(unanswered) from late
 
 
 def stream_code(code: str | None) -> StreamErrorCode:
@@ -90,15 +120,19 @@ class ClientEngine(ABC, Generic[FrameT]):
         """Check the servers in order until one answers (it becomes current); see :meth:`_probe`.
 
         Raises:
-            EngineUnavailable: no server reachable, a refused key, or a server that cannot
-                serve the settings (the message says which).
+            EngineUnavailable: no server reachable or answering in time, a refused key, or a
+                server that cannot serve the settings (the message says which).
         """
 
         async def probe() -> None:
+            url = self.url
             if progress:
-                progress(f"connecting to {self.url}", 0.0)
-            async with self.transport.connect(self.url, f"cannot reach the {self.kind} at {self.url}") as link:
-                await self._probe(link)
+                progress(f"connecting to {url}", 0.0)
+            try:
+                async with self.transport.connect(url, f"cannot reach the {self.kind} at {url}") as link:
+                    await self._probe(link)
+            except TimeoutError as silence:
+                raise ServerLost(f"the {self.kind} at {url} does not answer: {silence}") from silence
 
         await self.servers.first_answering(probe)
         await self._loaded()
@@ -118,6 +152,7 @@ class ClientEngine(ABC, Generic[FrameT]):
 
         Raises:
             ServerLost: the server failed; the next one is tried.
+            TimeoutError: the server did not answer in time (:func:`within`); the next one is tried.
             EngineUnavailable: the server refused the settings; loading fails.
         """
 
@@ -145,6 +180,7 @@ class ClientSession(ABC, Generic[FrameT]):
         self.audio = HeardAudio(audio)  # kept until the server's final text, sent again to a new server
         self.committed = False  # all audio went out on the current connection
         self._failover = Failover(engine.servers, engine.max_retries, engine.kind)
+        self._silences = 0  # connections of this stream whose server stopped answering
 
     def run(self) -> AsyncIterator[EngineEvent]:
         """The stream's events, across as many servers as it takes."""
@@ -153,7 +189,8 @@ class ClientSession(ABC, Generic[FrameT]):
     @abstractmethod
     async def _open(self, link: Link[FrameT]) -> None:
         """Start the stream on a new connection, before any audio (the new server transcribes
-        the whole stream again)."""
+        the whole stream again). Raises ``TimeoutError`` (:func:`within`) for a server that
+        does not answer in time."""
 
     @abstractmethod
     async def _send_audio(self, link: Link[FrameT]) -> None:
@@ -199,10 +236,12 @@ class ClientSession(ABC, Generic[FrameT]):
 
         Raises:
             ServerLost: the server refused the connection (other than for the key), dropped
-                it, or closed it before the final text.
+                it, or closed it before the final text; or it stopped answering and another
+                server is left to try (:meth:`_stopped_answering`).
         """
+        url = self.engine.url
         try:
-            async with self.engine.transport.connect(self.engine.url) as link:
+            async with self.engine.transport.connect(url) as link:
                 self.committed = False
                 await self._open(link)
                 sender = asyncio.create_task(self._send_all(link))
@@ -217,6 +256,23 @@ class ClientSession(ABC, Generic[FrameT]):
             raise ServerLost("it closed the connection before the transcript")
         except KeyRefused as refused:
             yield StreamError(StreamErrorCode.UNAUTHORIZED, str(refused), self.audio.seconds)
+        except TimeoutError as silence:
+            yield self._stopped_answering(url, str(silence))
+
+    def _stopped_answering(self, url: str, unanswered: str) -> StreamError:
+        """The stream's end, the server at ``url`` having stopped answering (``unanswered`` says what).
+
+        Raises:
+            ServerLost: the stream met fewer silent servers than the engine has: it goes on
+                with the next one.
+        """
+        self._silences += 1
+        if self._silences < len(self.engine.servers.urls):
+            raise ServerLost(unanswered)
+        message = f"the {self.engine.kind} at {url} stopped answering: {unanswered}"
+        return StreamError(
+            StreamErrorCode.CONNECTION_LOST, message, self.audio.seconds, engine_fault=EngineFault.ENGINE
+        )
 
     async def _send_all(self, link: Link[FrameT]) -> None:
         await self._send_audio(link)
@@ -225,7 +281,11 @@ class ClientSession(ABC, Generic[FrameT]):
 
 async def _receive(link: Link[FrameT], sender: asyncio.Task[None], timeout: float | None) -> FrameT | None:
     """The next frame while ``sender`` sends the audio. Re-raises a failure of the sender (bad
-    audio, a dropped connection) at once; once it is done, waits at most ``timeout``."""
+    audio, a dropped connection) at once; once it is done, waits at most ``timeout``.
+
+    Raises:
+        TimeoutError: nothing came within ``timeout`` of the end of the audio (or of the last frame).
+    """
     reading = asyncio.ensure_future(link.receive())
     try:
         while True:
@@ -237,7 +297,7 @@ async def _receive(link: Link[FrameT], sender: asyncio.Task[None], timeout: floa
             limit = timeout if sender.done() else None
             done, _ = await asyncio.wait(waiting, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
             if not done:
-                raise TimeoutError(f"no transcript within {limit:g} s of the end of the audio")
+                raise TimeoutError(f"it sent nothing for {limit:g} s while its final transcript was due")
     finally:
         reading.cancel()
 

@@ -4,7 +4,8 @@ Wyoming's framed events over TCP, each a :class:`~voxdesk.engine.remote.session.
 A transport's :meth:`connect` tells a refused API key (:class:`KeyRefused`), which no other
 server or retry answers differently, from a lost server (:class:`ServerLost`: refused for
 another reason, unreachable, or dropped while in use), which the failover replaces with the
-next one.
+next one, and from a silent one (``TimeoutError``: it took the connection and did not answer
+the handshake, or a time limit of the caller's ran out inside the ``async with``).
 """
 
 from __future__ import annotations
@@ -97,6 +98,8 @@ class WebSocketTransport:
             KeyRefused: the server refused the API key.
             ServerLost: any other refusal, an unreachable server, or a dropped connection (the
                 message after ``unreachable``, when given).
+            TimeoutError: no answer to the handshake within the open timeout, or a time limit
+                of the caller's inside the ``async with``.
         """
         opening = connect(
             url,
@@ -106,15 +109,21 @@ class WebSocketTransport:
             compression=self._compression,
             ssl=ssl_context(url, self.ca_file),
         )
+        opened = False
         try:
             async with opening as socket:
+                opened = True
                 yield _WebSocketLink(socket)
         except InvalidStatus as refused:
             status = refused.response.status_code
             if status in REFUSED_KEY:
                 raise KeyRefused(f"the {self.kind} at {url} refused the API key (HTTP {status})") from refused
             raise ServerLost(f"the {self.kind} at {url} refused the connection (HTTP {status})") from refused
-        except (ConnectionClosed, OSError, InvalidHandshake, InvalidURI, TimeoutError) as lost:
+        except TimeoutError as late:  # before OSError, its base
+            if opened:
+                raise
+            raise TimeoutError(f"it did not answer the WebSocket handshake within {self.open_timeout:g} s") from late
+        except (ConnectionClosed, OSError, InvalidHandshake, InvalidURI) as lost:
             raise _lost(unreachable, lost) from lost
 
 
@@ -159,9 +168,10 @@ class TcpTransport:
         """A connection to ``url`` for the length of an ``async with``.
 
         Raises:
-            ServerLost: the server cannot be reached, or the connection failed (broke, timed
-                out, or carried bytes or events that are not Wyoming's); the message after
-                ``unreachable``, when given.
+            ServerLost: the server cannot be reached (within the connect timeout), or the
+                connection failed (broke, or carried bytes or events that are not Wyoming's);
+                the message after ``unreachable``, when given.
+            TimeoutError: a time limit of the caller's inside the ``async with``.
         """
         host, port = parse_tcp_uri(url)
         try:
@@ -171,7 +181,9 @@ class TcpTransport:
         link = _TcpLink(reader, writer)
         try:
             yield link
-        except (OSError, TimeoutError, FramingError, WyomingProtocolError) as exc:
+        except TimeoutError:  # before OSError, its base: the caller's limit, the server silent
+            raise
+        except (OSError, FramingError, WyomingProtocolError) as exc:
             raise _lost(unreachable or "connection failed", exc) from exc
         finally:
             await link.close()

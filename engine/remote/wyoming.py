@@ -7,16 +7,16 @@ One stream is one request on a new connection: ``transcribe``, ``audio-start``, 
 which becomes the one committed delta.
 
 Several servers may be given (``url`` lists them, separated by commas). A refused or dropped
-connection (or one that ends, or goes silent for the read timeout, before the transcript) is a
-non-fatal ``StreamError`` (``connection_lost``) and the request moves to the next server, with
-backoff once every server has failed in a row (:mod:`voxdesk.engine.remote.session`): the streamed
-text shown so far is withdrawn (``TextRetracted``) and the whole request's audio is sent
-again, as the server finalizes nothing before its ``transcript``.
+connection (or one that ends before the transcript) is a non-fatal ``StreamError``
+(``connection_lost``) and the request moves to the next server, with backoff once every server
+has failed in a row (:mod:`voxdesk.engine.remote.session`): the streamed text shown so far is
+withdrawn (``TextRetracted``) and the whole request's audio is sent again, as the server
+finalizes nothing before its ``transcript``. A server silent for ``read_timeout`` (no ``info``
+at load, nothing after ``audio-stop``) stopped answering: the session module says what follows.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterable, Iterator
 from dataclasses import dataclass
 
@@ -25,7 +25,7 @@ import numpy as np
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamError, TextDelta
 from voxdesk.engine.failover import split_urls
-from voxdesk.engine.remote.session import ClientEngine, ClientSession, Link, stream_code
+from voxdesk.engine.remote.session import ClientEngine, ClientSession, Link, stream_code, within
 from voxdesk.engine.remote.transports import TcpTransport
 from voxdesk.engine.session import SAMPLE_RATE
 from voxdesk.engine.wire.pcm import to_pcm16
@@ -91,7 +91,8 @@ class WyomingEngine(ClientEngine[Event]):
         """The server's ``info`` (``describe``, within the read timeout) lists an installed ASR
         program with the settings' model and language; it becomes :attr:`program`."""
         await link.send(Describe().to_event())
-        info = await asyncio.wait_for(_read_info(link), self.settings.read_timeout)
+        seconds = self.settings.read_timeout
+        info = await within(seconds, _read_info(link), f"it did not answer describe within {seconds:g} s")
         self.program = self._choose(parse_asr_programs(info))
 
     def _session(self, audio: AsyncIterable[np.ndarray]) -> _WyomingSession:
