@@ -118,6 +118,11 @@ class MainWindow(QMainWindow):
         self.engine_progress.setRange(0, 100)
         self.engine_progress.setMaximumWidth(120)
         self.engine_progress.hide()
+        self.restart_button = QPushButton("Restart engine")
+        self.restart_button.setAccessibleName("Restart engine")
+        self.restart_button.setToolTip("Start the speech engine afresh and listen again")
+        self.restart_button.clicked.connect(self.restart_engine)
+        self.restart_button.hide()  # offered once the engine failed
         settings_button = QToolButton()
         settings_button.setText("Settings…")
         settings_button.setAccessibleName("Settings")
@@ -129,6 +134,7 @@ class MainWindow(QMainWindow):
         top.addWidget(self.engine_selector)
         top.addWidget(self.engine_progress)
         top.addWidget(self.engine_status, 1)
+        top.addWidget(self.restart_button)
         top.addWidget(settings_button)
 
         self.problem_banner = QLabel()
@@ -285,6 +291,11 @@ class MainWindow(QMainWindow):
         self.listen_button.setChecked(self.controller.listening)  # the controller's event sets the truth
         self.controller.toggle_listening()
 
+    def restart_engine(self) -> None:
+        """Build the failed engine afresh and listen again (the controller resumes listening)."""
+        self.restart_button.hide()
+        self.spawn(self.controller.restart_engine())
+
     def _engine_chosen(self, index: int) -> None:
         choice = copy.deepcopy(self.controller.settings.engine)
         choice.kind = EngineKind(self.engine_selector.itemData(index))
@@ -345,6 +356,8 @@ class MainWindow(QMainWindow):
             self._show_capture(event)
         elif isinstance(event, Problem):
             self.show_problem(event.message)
+            if event.offers_restart:
+                self.restart_button.show()
         elif isinstance(event, EngineSpeed):
             self.speed_banner.setText(event.message)
             self.speed_banner.setVisible(event.too_slow)
@@ -391,6 +404,7 @@ class MainWindow(QMainWindow):
         detail = f": {status.detail}" if status.detail and status.detail != words else ""
         self.engine_status.setText(f"{status.engine}: {words}{detail}")
         self.engine_status.setToolTip(status.detail)
+        self.restart_button.setVisible(status.state == EngineState.FAILED)
         loading = status.state == EngineState.LOADING
         if loading:
             self.speed_banner.hide()  # a new engine gets measured afresh

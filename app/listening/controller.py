@@ -31,7 +31,7 @@ from voxdesk.app.listening.speed import FINAL_LATENCY_LIMIT, SpeedWatch
 from voxdesk.app.listening.transcript import Transcript
 from voxdesk.app.settings import EngineSettings, Settings
 from voxdesk.engine.errors import EngineUnavailable
-from voxdesk.engine.events import StreamError, StreamErrorCode
+from voxdesk.engine.events import EngineFault, StreamError, StreamErrorCode
 from voxdesk.engine.kinds import EngineKind
 from voxdesk.engine.session import StreamingEngine
 
@@ -78,6 +78,7 @@ class Controller:
         self._hold_to_talk = False
         self._trigger = ListenTrigger.WINDOW
         self._listen_when_ready = False
+        self._resume_listening = False  # an engine failure stopped listening: a restart starts it again
         self._tasks: set[asyncio.Task[Any]] = set()  # strong references: the loop keeps only weak ones
         self._final_latency_limit = final_latency_limit
         self._speed = SpeedWatch(final_latency_limit)
@@ -139,18 +140,31 @@ class Controller:
             return await self._load()
 
     async def switch_engine(self, choice: EngineSettings) -> bool:
-        """Replace the engine without restarting; listening resumes on the new one if it loads."""
+        """Replace the engine without restarting the app; listening resumes on the new one if it
+        loads (also when an engine failure had stopped it)."""
         async with self._engine_lock:
-            was_listening = self.listening or self._listen_when_ready
+            resume, self._resume_listening = self._resume_listening, False
+            was_listening = self.listening or self._listen_when_ready or resume
             await self.stop_listening()
             old, self._engine = self._engine, None
             if old is not None:
-                await old.aclose()
+                try:
+                    await old.aclose()
+                except Exception:  # a failed engine may fail to close too; the new one starts all the same
+                    logger.exception("closing the old engine")
             self.settings.engine = dataclasses.replace(choice)
             loaded = await self._load()
             if loaded and was_listening:
                 self.start_listening(trigger=self._trigger)
+            elif was_listening:
+                self._resume_listening = resume  # the next restart that loads listens again
             return loaded
+
+    async def restart_engine(self) -> bool:
+        """After the engine failed: build it afresh through the engine factory, with the same
+        settings, and load it; listening resumes if it was on or the failure stopped it.
+        ``False`` (and a ``Problem``) when it cannot start."""
+        return await self.switch_engine(self.settings.engine)
 
     async def _load(self) -> bool:
         try:
@@ -196,9 +210,26 @@ class Controller:
         if not error.fatal and error.code == StreamErrorCode.CONNECTION_LOST:
             self._set_status(EngineState.RECONNECTING, error.message)
             return
-        if error.code in (StreamErrorCode.UNAUTHORIZED, StreamErrorCode.CONNECTION_LOST):
+        if error.fatal and error.engine_fault == EngineFault.SESSION:
+            self._emit(Problem(error.message, offers_restart=True))  # the next audio opens a new stream
+            return
+        if error.fatal and (error.restart_helps or error.code == StreamErrorCode.CONNECTION_LOST):
+            self._engine_failed(error.message)
+            return
+        if error.code == StreamErrorCode.UNAUTHORIZED:
             self._set_status(EngineState.FAILED, error.message)
         self._emit(Problem(error.message))
+
+    def _engine_failed(self, message: str) -> None:
+        """The engine can no longer transcribe (it stopped, its servers are gone): the status and
+        a problem say so (once for streams failing alike), and listening stops (the transcript
+        stays) until :meth:`restart_engine` starts it again."""
+        if (self._status.state, self._status.detail) != (EngineState.FAILED, message):
+            self._set_status(EngineState.FAILED, message)
+            self._emit(Problem(message, offers_restart=True))
+        if self.listening:
+            self._resume_listening = True
+            self._spawn(self.stop_listening())
 
     def _on_engine_alive(self) -> None:
         if self._status.state == EngineState.RECONNECTING:
@@ -211,6 +242,7 @@ class Controller:
         (what started it) defaults to hold-to-talk or the window."""
         if self._session is not None:
             return
+        self._resume_listening = False
         self._hold_to_talk = hold_to_talk
         self._trigger = trigger or (ListenTrigger.HOLD_TO_TALK if hold_to_talk else ListenTrigger.WINDOW)
         if self._engine is None:

@@ -93,9 +93,11 @@ class AudioDropped:
 
 @dataclass(frozen=True)
 class Problem:
-    """Something the user should read, in plain words."""
+    """Something the user should read, in plain words; ``offers_restart``: the engine failed,
+    and restarting it (:meth:`~voxdesk.app.listening.controller.Controller.restart_engine`) can help."""
 
     message: str
+    offers_restart: bool = False
 
 
 ControllerEvent = (

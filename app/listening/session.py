@@ -34,8 +34,16 @@ from voxdesk.engine.audio.endpoint import EndpointSettings
 from voxdesk.engine.audio.gate import GateAudio, GateEvent, GateStarted, GateStopped, SpeechGate
 from voxdesk.engine.audio.silero import SileroVad
 from voxdesk.engine.clock import DeliveryClock
-from voxdesk.engine.errors import AudioFormatError
-from voxdesk.engine.events import ProvisionalText, StreamError, TextDelta, TextRetracted, UtteranceDone
+from voxdesk.engine.errors import AudioFormatError, one_line
+from voxdesk.engine.events import (
+    EngineFault,
+    ProvisionalText,
+    StreamError,
+    StreamErrorCode,
+    TextDelta,
+    TextRetracted,
+    UtteranceDone,
+)
 from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, StreamingEngine
 
 __all__ = ["ListeningSession"]
@@ -200,7 +208,14 @@ class ListeningSession:
             self._emit(Problem(f"the microphone sent audio the engine cannot use: {exc}"))
         except Exception as exc:
             logger.exception("engine stream failed")
-            self._emit(Problem(f"the speech engine failed: {exc}"))
+            seconds = self._samples / SAMPLE_RATE - offset
+            message = f"the speech engine failed: {one_line(exc)}"
+            self._on_stream_error(
+                StreamError(StreamErrorCode.PROCESSING_ERROR, message, seconds, engine_fault=EngineFault.SESSION)
+            )
+        finally:
+            if self._stream is stream:  # the engine ended it (it failed): the next audio opens a new one
+                self._stream = None
 
     def _changed(self, utterance_id: int) -> None:
         """Report a change once the events already waiting are applied: an engine commits a
