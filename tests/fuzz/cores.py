@@ -84,7 +84,6 @@ class Driver(ABC):
     """One connection's wire core, the I/O layer around it, and the FAKE engine behind it."""
 
     dialect: Dialect
-    label: str
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
@@ -242,7 +241,6 @@ class VllmDriver(_SessionDriver):
     """vLLM's ``/v1/realtime``: :class:`ServerProtocol`."""
 
     dialect = Dialect.VLLM
-    label = "vLLM realtime"
     server_types = frozenset(
         {"session.created", "transcription.delta", "transcription.done", "transcription.provisional", "error"}
     )
@@ -291,9 +289,11 @@ class VllmDriver(_SessionDriver):
             {"type": "input_audio_buffer.commit", "final": True},
         ):
             written += self.receive(json.dumps(event))
-        self._check_replies(written, "frames")
+        heard = self._check_replies(written, "frames")
         if self.job is None or not self.job.ended:
             raise Violation("a valid session's final commit did not end its generation")
+        if heard and self.job.samples < 4_000:
+            raise Violation(f"a valid session's audio did not reach the engine ({self.job.samples} samples)")
         text = self.job.text
         done = [w for w in self._finish() if w["type"] == "transcription.done"]
         if [d["text"] for d in done] != [text]:
@@ -334,7 +334,6 @@ class OpenAIDriver(_SessionDriver):
     """OpenAI's Realtime transcription sessions: :class:`OpenAIServerProtocol`, ``server_vad`` on a FAKE scorer."""
 
     dialect = Dialect.OPENAI
-    label = "OpenAI Realtime"
     server_types = frozenset(_OPENAI_SERVER_TYPES)
     reply_types = frozenset(_OPENAI_SERVER_TYPES - {"session.created", "conversation.item.done"})
     _types = ("session.update", "input_audio_buffer.append", "input_audio_buffer.commit", "input_audio_buffer.clear")
@@ -408,7 +407,6 @@ class WyomingDriver(Driver):
     the framing must close it (at the latest at the end of the stream), as documented."""
 
     dialect = Dialect.WYOMING
-    label = "Wyoming"
     server_types = frozenset(
         {"info", "pong", "transcript-start", "transcript-chunk", "transcript", "transcript-stop", "error"}
     )
