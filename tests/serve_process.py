@@ -33,10 +33,14 @@ def start_serve(
         env={**os.environ, "VOXDESK_API_KEY": ""},
     )
     assert process.stderr is not None
-    for line in process.stderr:
-        if match := re.search(until, line):
-            if drain:
-                threading.Thread(target=process.stderr.read, daemon=True).start()
-            return process, int(match.group(1))
+    try:
+        for line in process.stderr:
+            if match := re.search(until, line):
+                if drain:
+                    threading.Thread(target=process.stderr.read, daemon=True).start()
+                return process, int(match.group(1))
+    except BaseException:  # a test's timeout while it starts: no server left behind
+        process.kill()
+        raise
     process.wait(timeout=10)
     raise AssertionError(f"voxdesk serve exited with {process.returncode} before printing {until!r}")
