@@ -1,8 +1,9 @@
 """The realtime server's plain HTTP side: ``/health``, ``/live``, ``/metrics``, ``/v1/models``,
 and the auth and capacity checks a ``/v1/realtime`` handshake passes before the upgrade.
 
-``/health`` means ready: 200 only when new sessions are taken, 503 while the engine loads and
-while the server drains; a load balancer sends sessions by it. ``/live`` is 200 whenever the
+``/health`` means ready: 200 only when new sessions are taken, 503 while the engine loads,
+while the server drains, and once the engine stopped for good (the body says why); a load
+balancer sends sessions by it. ``/live`` is 200 whenever the
 process answers at all (a liveness probe that must not fail during a long load or a drain)."""
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ the listener, the connection loop and the engine fold are every dialect's (:mod:
 Beyond vLLM 0.33 it evicts idle connections, caps concurrent sessions and audio per session,
 answers binary frames instead of dropping the socket, frees everything on abrupt disconnects,
 and drains open generations on shutdown. ``/health`` means ready: 503 while the engine loads
-(:meth:`RealtimeServer.load_engine`) and while the server drains (:meth:`RealtimeServer.drain`).
+(:meth:`RealtimeServer.load_engine`), while the server drains (:meth:`RealtimeServer.drain`) and
+once the engine stopped for good (:mod:`~voxdesk.server.health`).
 """
 
 from __future__ import annotations
