@@ -105,9 +105,11 @@ class Connection(ABC, Generic[P, J]):
             while not self._ended():
                 try:
                     # Not wait_for: on 3.11 it can swallow a cancellation (shutdown) that races a frame.
-                    async with asyncio.timeout(self._config.idle_timeout):
+                    async with asyncio.timeout(self._config.idle_timeout) as deadline:
                         await self._receive()
                 except TimeoutError:
+                    if not deadline.expired():
+                        raise  # the transport's own error (a peer's ETIMEDOUT), not idling
                     if self._awaits_final():
                         continue  # the client is waiting for us, not idle
                     await self._evict_idle()
@@ -173,7 +175,8 @@ class Connection(ABC, Generic[P, J]):
 
     @abstractmethod
     async def _receive(self) -> None:
-        """Read the next frame or bytes from the client and hand them to the wire core."""
+        """Read the next frame or bytes from the client and hand them to the wire core; a
+        failed transport raises one of :attr:`gone`."""
 
     @abstractmethod
     def _awaits_final(self) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Iterator
 
 from voxdesk.engine.session import SAMPLE_RATE, StreamingEngine
 from voxdesk.engine.wire.codes import WireCode
@@ -24,9 +25,23 @@ _NOTICES = {
 }
 
 
+@contextlib.contextmanager
+def _transport() -> Iterator[None]:
+    """Any error of the client's socket as the client gone (``ConnectionError``): a reset is one
+    already, a client that stopped acknowledging (``ETIMEDOUT``) or became unreachable is
+    another ``OSError``, and the connection must end alike."""
+    try:
+        yield
+    except ConnectionError:
+        raise
+    except OSError as error:
+        raise ConnectionAbortedError(error.errno, error.strerror) from error
+
+
 class WyomingConnection(Connection[ServerProtocol, Recognition]):
     """One TCP client: its protocol state and its open request on the engine. It ends when the
-    client closes its side or sends what is not Wyoming; the server closes the socket after it."""
+    client closes its side, sends what is not Wyoming or its socket fails; the server closes the
+    socket after it."""
 
     gone = (ConnectionError,)
     audio = AudioReceived
@@ -52,15 +67,16 @@ class WyomingConnection(Connection[ServerProtocol, Recognition]):
         """Free the open request's engine session and close the socket."""
         await super().release()
         self.writer.close()
-        with contextlib.suppress(ConnectionError):
+        with contextlib.suppress(OSError):  # the socket's last error, already taken for the client gone
             await self.writer.wait_closed()
 
     async def flush(self) -> None:
         """Write what the protocol queued. Raises ``ConnectionError`` if the client is gone."""
         data = self.protocol.data_to_send()
         if data:
-            self.writer.write(data)
-            await self.writer.drain()
+            with _transport():
+                self.writer.write(data)
+                await self.writer.drain()
 
     async def close(self, ending: Ending) -> None:
         """Close the socket (Wyoming has no closing handshake: the error said why)."""
@@ -70,7 +86,9 @@ class WyomingConnection(Connection[ServerProtocol, Recognition]):
         return self.writer.get_extra_info("peername")
 
     async def _receive(self) -> None:
-        self.protocol.receive_data(await self._reader.read(_READ_SIZE))
+        with _transport():
+            data = await self._reader.read(_READ_SIZE)
+        self.protocol.receive_data(data)
 
     def _ended(self) -> bool:
         return self.protocol.closed  # the client closed its side, or sent what is not Wyoming
