@@ -13,7 +13,7 @@ stream's ``UtteranceDone`` or a fatal ``StreamError``, and failing over between 
 A server that takes the connection and then stops answering (no handshake answer, no first
 frame, no final transcript within the dialect's time limits) raises ``TimeoutError`` with what
 it left unanswered (:func:`within`). Loading then tries the next server; a stream moves on to
-the next server, and once it has met as many silent servers as the engine has, it ends with one
+the next server, and once every server of the engine went silent on it, it ends with one
 fatal ``connection_lost`` naming the last: a hung server is not retried round after round while
 the speaker waits, and restarting the engine (``restart_helps``) can find an answering one.
 """
@@ -180,7 +180,7 @@ class ClientSession(ABC, Generic[FrameT]):
         self.audio = HeardAudio(audio)  # kept until the server's final text, sent again to a new server
         self.committed = False  # all audio went out on the current connection
         self._failover = Failover(engine.servers, engine.max_retries, engine.kind)
-        self._silences = 0  # connections of this stream whose server stopped answering
+        self._silent: set[str] = set()  # the servers that stopped answering this stream
 
     def run(self) -> AsyncIterator[EngineEvent]:
         """The stream's events, across as many servers as it takes."""
@@ -263,11 +263,10 @@ class ClientSession(ABC, Generic[FrameT]):
         """The stream's end, the server at ``url`` having stopped answering (``unanswered`` says what).
 
         Raises:
-            ServerLost: the stream met fewer silent servers than the engine has: it goes on
-                with the next one.
+            ServerLost: some server has not gone silent on this stream: it goes on with the next one.
         """
-        self._silences += 1
-        if self._silences < len(self.engine.servers.urls):
+        self._silent.add(url)
+        if len(self._silent) < len(self.engine.servers.urls):
             raise ServerLost(unanswered)
         message = f"the {self.engine.kind} at {url} stopped answering: {unanswered}"
         return StreamError(

@@ -1,9 +1,11 @@
-"""A server that always sends some text and then drops the connection: a real Voxdesk server
-(a FAKE ticking engine behind it: the test is about the failover, not the words) behind two
-real loopback proxies, each connection cut as soon as its first text reached the client.
+"""How far a stream goes on over servers that fail it: a real Voxdesk server (a FAKE ticking
+engine behind it: the tests are about the failover, not the words) behind real loopback
+proxies that cut connections or stop passing answers.
 
-Text on a connection that is then lost is no progress: the stream tries a bounded number of
-connections, waits between rounds over the servers, and ends with one fatal error."""
+Text on a connection that is then lost is no progress: a server that always sends some text
+and then drops the connection gets a bounded number of tries, with waits between rounds over
+the servers, and the stream ends with one fatal error. A stream gives up for silence only once
+every server went silent, not when one went silent twice."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.engine.silencing_proxy import Silence, SilencingProxy
 from tests.tcp_proxy import CuttableProxy
 from voxdesk.engine.events import (
     EngineEvent,
@@ -24,6 +27,7 @@ from voxdesk.engine.events import (
     StreamErrorCode,
     TextDelta,
     TextRetracted,
+    UtteranceDone,
 )
 from voxdesk.engine.remote.realtime import VllmRealtimeEngine, VllmRealtimeSettings
 from voxdesk.engine.remote.session import ClientEngine
@@ -117,3 +121,47 @@ def test_a_server_that_drops_every_connection_after_some_text_is_given_up_after_
     for round_end, least in ((1, 0.4), (3, 0.8)):
         lost_at = losses[round_end][0]
         assert starts[round_end + 1] - lost_at >= least, f"no wait after round {round_end // 2 + 1}"
+
+
+def test_a_server_gone_silent_twice_while_another_only_dropped_the_connection_does_not_end_the_stream() -> None:
+    """Servers A and B: A silent, B drops the connection after its first text, A silent again,
+    then B answers. Only A went silent, so the stream goes on to B and ends with its text."""
+    timeout = 0.5
+
+    async def scenario() -> tuple[list[EngineEvent], list[str]]:
+        async with (
+            served("vllm") as port,
+            SilencingProxy(port) as silent,
+            CuttableProxy(port) as dropping,
+        ):
+            engine = VllmRealtimeEngine(
+                VllmRealtimeSettings(
+                    url=f"ws://127.0.0.1:{silent.port},ws://127.0.0.1:{dropping.port}",
+                    open_timeout=timeout,
+                    read_timeout=timeout,
+                )
+            )
+            await engine.load()  # on A, which answered then
+            silent.silence = Silence.ALL
+            go_on, events = asyncio.Event(), []
+
+            async def audio() -> AsyncIterator[np.ndarray]:
+                yield np.full(8000, 0.25, np.float32)
+                await go_on.wait()  # the rest only once B dropped its first connection
+                yield np.full(8000, 0.25, np.float32)
+
+            async with asyncio.timeout(BOUND):
+                async for event in engine.stream(audio()):
+                    events.append(event)
+                    if isinstance(event, TextDelta) and not go_on.is_set():  # only B answers
+                        dropping.cut()
+                        go_on.set()
+            return events, engine.servers.urls
+
+    events, (a, b) = asyncio.run(scenario())
+    errors = [e for e in events if isinstance(e, StreamError)]
+    assert [e.fatal for e in errors] == [False, False, False], [e.message for e in errors]
+    went_silent, dropped, silent_again = (e.message for e in errors)
+    assert went_silent.startswith(f"speech server {a} lost (it did not answer") and f"going on with {b}" in went_silent
+    assert dropped.startswith(f"speech server {b} lost") and silent_again.startswith(f"speech server {a} lost")
+    assert isinstance(events[-1], UtteranceDone) and events[-1].text.count("tick") == 12, events[-1]
