@@ -104,7 +104,7 @@ class Desktop:
         self.window.quit_requested.connect(self.quit)
         if self.history_panel is not None:
             self.window.add_panel(self.history_panel, "&History")
-        else:
+        if history_problem:
             self.window.show_problem(history_problem)
         self.tray = self._make_tray()
         services.notifier = services.notifier or TrayNotifier(self.tray)
@@ -125,16 +125,21 @@ class Desktop:
             self.window.show_problem(warning)
 
     def _open_history(self) -> tuple[HistoryPanel | None, HistoryStore | None, str]:
-        """The history panel and the live session's store, each its own connection; else why not."""
+        """The history panel and the live session's store, each its own connection, and what opening found
+        (a damaged file recovered, a read-only folder); else why not."""
         history = self.settings.history
 
         def open_store() -> HistoryStore:
             return HistoryStore.open(keep=history.keep, retention_days=history.retention_days)
 
         try:
-            panel = HistoryPanel(open_store)
-            return panel, open_store(), ""
+            store = open_store()  # before the panel's: a damaged file is recovered here, and store.notice says so
         except HistoryError as exc:
+            return None, None, f"history is off for this run: {exc}"
+        try:
+            return HistoryPanel(open_store), store, store.notice
+        except HistoryError as exc:
+            store.close()
             return None, None, f"history is off for this run: {exc}"
 
     def transcribe_files(self, paths: list[Path]) -> None:

@@ -126,12 +126,15 @@ def test_unknown_format_name_is_refused_by_the_parser(sessions: tuple[int, int])
     assert exit_.value.code == 2
 
 
-def test_a_broken_history_file_is_one_line_and_exit_1(dirs: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_broken_history_file_is_one_line_kept_aside_and_replaced(
+    dirs: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     default_path().parent.mkdir(parents=True)
     default_path().write_bytes(b"garbage" * 1000)
-    assert main(["history", "list"]) == 1
+    assert main(["history", "list"]) == 0
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "cannot open the history" in err
+    assert err.count("\n") == 1 and f"the history {default_path()} was damaged" in err
+    assert len(list(default_path().parent.glob("history.sqlite3.damaged-*"))) == 1
 
 
 def test_delete_one_session(sessions: tuple[int, int], capsys: pytest.CaptureFixture[str]) -> None:

@@ -140,11 +140,13 @@ def test_fts_syntax_characters_are_searched_as_plain_words(store: HistoryStore) 
     assert store.search("zebra -giraffe") == []  # "-" does not mean NOT
 
 
-def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
+def test_a_file_that_is_not_a_database_is_kept_aside_and_a_new_one_started(tmp_path: Path) -> None:
     path = tmp_path / "history.sqlite3"
     path.write_bytes(b"this is not a database at all" * 100)
-    with pytest.raises(HistoryError, match="cannot open the history"):
-        HistoryStore.open(path)
+    with HistoryStore.open(path) as store:
+        [kept] = tmp_path.glob("history.sqlite3.damaged-*")
+        assert kept.read_bytes() == b"this is not a database at all" * 100
+        assert store.counts() == (0, 0) and str(path) in store.notice and kept.name in store.notice
 
 
 def test_database_failures_are_history_errors(store: HistoryStore, tmp_path: Path) -> None:
