@@ -146,15 +146,16 @@ def settings_from_dict(data: dict[str, Any]) -> tuple[Settings, list[str]]:
     """Settings from parsed TOML, and one warning per key that was ignored."""
     settings = Settings()
     warnings: list[str] = []
+    sections = {f.name for f in dataclasses.fields(settings)}  # not getattr alone: [__class__] is no section
     for section_name, section_data in data.items():
-        section = getattr(settings, section_name, None)
-        if section is None or not isinstance(section_data, dict):
-            warnings.append(f"ignored unknown setting [{section_name}]")
+        if section_name not in sections or not isinstance(section_data, dict):
+            warnings.append(f"ignored unknown setting [{_shown(section_name)}]")
             continue
+        section = getattr(settings, section_name)
         known = {f.name for f in dataclasses.fields(section)}
         for key, value in section_data.items():
             if key not in known:
-                warnings.append(f"ignored unknown setting {section_name}.{key}")
+                warnings.append(f"ignored unknown setting {section_name}.{_shown(key)}")
                 continue
             try:
                 coerced = _coerce(value, getattr(section, key))
@@ -167,6 +168,11 @@ def settings_from_dict(data: dict[str, Any]) -> tuple[Settings, list[str]]:
                 continue
             setattr(section, key, coerced)
     return settings, warnings
+
+
+def _shown(name: str) -> str:
+    """A name from the file as it can be shown on one line (quoted where it holds a newline or the like)."""
+    return name if name.isprintable() else repr(name)
 
 
 def load_settings(path: Path | None = None) -> tuple[Settings, list[str]]:
@@ -186,8 +192,9 @@ def load_settings(path: Path | None = None) -> tuple[Settings, list[str]]:
     text, unreadable = _utf8_lines(raw)
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        what = f"{_not_utf8(unreadable)}; {error}" if unreadable else str(error)
+    except (tomllib.TOMLDecodeError, RecursionError) as error:
+        reason = "values nested too deeply" if isinstance(error, RecursionError) else str(error)
+        what = f"{_not_utf8(unreadable)}; {reason}" if unreadable else reason
         return Settings(), [f"could not read {path} ({what}); using default settings; {_keep_aside(path, raw)}"]
     settings, warnings = settings_from_dict(data)
     if unreadable:
@@ -220,15 +227,21 @@ def _keep_aside(path: Path, raw: bytes) -> str:
         with contextlib.suppress(OSError):
             if earlier.read_bytes() == raw:
                 return f"the damaged file is kept as {earlier}"
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    copy = path.with_name(f"{path.name}.damaged-{stamp}")
-    if copy.exists():
-        copy = path.with_name(f"{copy.name}-{datetime.datetime.now():%f}")
+    copy = damaged_copy_path(path)
     try:
         copy.write_bytes(raw)
     except OSError as error:
         return f"could not keep a copy of the damaged file ({error})"
     return f"the damaged file is kept as {copy}"
+
+
+def damaged_copy_path(path: Path) -> Path:
+    """A free name beside ``path`` for keeping a damaged copy of it: ``NAME.damaged-<local time>``."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    copy = path.with_name(f"{path.name}.damaged-{stamp}")
+    if copy.exists():
+        copy = path.with_name(f"{copy.name}-{datetime.datetime.now():%f}")
+    return copy
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> Path:
