@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import numpy as np
 import pytest
 
+from tests.engine.lockstep import Lockstep
 from tests.recognition import ACCURACY, assert_begins, assert_reaches_end, assert_recognized, wer
 from tests.speech_fixtures import Fixture
 from voxdesk.app.files.pacing import paced_chunks
@@ -108,11 +109,20 @@ def test_loud_clipped_noise_gives_no_words(engine: BuiltinEngine) -> None:
 
 
 def test_text_appears_while_speech_is_still_going_on(
-    engine: BuiltinEngine, speech: dict[str, Fixture], fixture_audio: dict[str, np.ndarray]
+    speech: dict[str, Fixture], fixture_audio: dict[str, np.ndarray]
 ) -> None:
     fixture = speech["passage-slt"]
     audio = fixture_audio["passage-slt"][: 9 * 16_000]  # 8.5 s of continuous speech
-    report = asyncio.run(transcribe_audio(engine, audio, realtime=True))
+    lockstep = Lockstep()  # live pace on a virtual clock: what shows before 8 s does not depend on load
+
+    async def run() -> TranscriptionReport:
+        engine = lockstep.engine()
+        try:
+            return await lockstep.transcribe(engine, audio)
+        finally:
+            await engine.aclose()
+
+    report = asyncio.run(lockstep.run(run()))
     early = [
         t.event
         for t in report.timeline
@@ -190,15 +200,20 @@ def test_leaving_a_session_early_frees_it(
 
 
 def test_sessions_run_concurrently_on_one_engine(
-    engine: BuiltinEngine, speech: dict[str, Fixture], fixture_audio: dict[str, np.ndarray]
+    speech: dict[str, Fixture], fixture_audio: dict[str, np.ndarray]
 ) -> None:
     names = ["command01-slt", "command12-slt", "command13-slt"]
+    lockstep = Lockstep()  # three live sessions on a virtual clock: their decodes meet the same way on every run
+    engine = lockstep.engine()
     assert engine._decodes.lanes == 2  # decodes of different sessions may run side by side
 
     async def run_all() -> list[TranscriptionReport]:
-        return await asyncio.gather(*(transcribe_audio(engine, fixture_audio[n], realtime=True) for n in names))
+        try:
+            return await asyncio.gather(*(lockstep.transcribe(engine, fixture_audio[n]) for n in names))
+        finally:
+            await engine.aclose()
 
-    for name, report in zip(names, asyncio.run(run_all()), strict=True):
+    for name, report in zip(names, asyncio.run(lockstep.run(run_all())), strict=True):
         assert_recognized(speech[name], report.text)
         check_invariants(report)
 

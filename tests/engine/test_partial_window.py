@@ -1,4 +1,6 @@
-"""A long utterance's partials decode a window that starts after settled words, not the whole utterance."""
+"""A long utterance's partials decode a window that starts after settled words, not the whole
+utterance: the real engine and Whisper on a virtual clock (:mod:`tests.engine.lockstep`), so
+audio arrives as it would live whatever this machine's load."""
 
 from __future__ import annotations
 
@@ -7,40 +9,40 @@ from typing import Any
 
 import numpy as np
 
-from tests.engine.wrapped_decoder import WrappedDecoder
+from tests.engine.lockstep import CostedDecoder, Lockstep
 from tests.recognition import ACCURACY, wer
 from tests.speech_fixtures import Fixture
-from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
+from voxdesk.app.files.transcription import TranscriptionReport
 from voxdesk.engine.session import SAMPLE_RATE
-from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings
+from voxdesk.engine.whisper.builtin import BuiltinSettings
 from voxdesk.engine.whisper.decoder import Guess, WhisperDecoder
 
 
-class DecodedLengths(WrappedDecoder):
+class DecodedLengths(CostedDecoder):
     """The real decoder, noting how many seconds of audio each partial decodes."""
 
-    def __init__(self, decoder: WhisperDecoder) -> None:
-        super().__init__(decoder)
+    def __init__(self, decoder: WhisperDecoder, lockstep: Lockstep) -> None:
+        super().__init__(decoder, lockstep)
         self.seconds: list[float] = []
 
     def partial(self, audio: np.ndarray, *rest: Any) -> Guess:
         self.seconds.append(len(audio) / SAMPLE_RATE)
-        return self._decoder.partial(audio, *rest)
+        return super().partial(audio, *rest)
 
 
 def _stream(settings: BuiltinSettings, audio: np.ndarray) -> tuple[TranscriptionReport, list[float]]:
+    lockstep = Lockstep()
+
     async def run() -> tuple[TranscriptionReport, list[float]]:
-        engine = BuiltinEngine(settings)
-        await engine.load()
-        assert engine._decoder is not None
-        spy = DecodedLengths(engine._decoder)
-        engine._decoder = spy  # type: ignore[assignment]
+        engine = lockstep.engine(settings, wrap=DecodedLengths)
+        spy = engine._decoder
+        assert isinstance(spy, DecodedLengths)
         try:
-            return await transcribe_audio(engine, audio, realtime=True), spy.seconds
+            return await lockstep.transcribe(engine, audio), spy.seconds
         finally:
             await engine.aclose()
 
-    return asyncio.run(run())
+    return asyncio.run(lockstep.run(run()))
 
 
 def test_partials_of_continuous_dictation_stay_short_and_the_text_stays_right(

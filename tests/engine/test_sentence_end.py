@@ -1,4 +1,9 @@
-"""The pause after a finished sentence ends an utterance sooner than the configured silence."""
+"""The pause after a finished sentence ends an utterance sooner than the configured silence.
+
+The streams run the real engine and Whisper on a virtual clock (:mod:`tests.engine.lockstep`):
+audio arrives as it would live and each decode takes the time it is charged, whatever this
+machine's load.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +13,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from tests.engine.lockstep import Lockstep
 from tests.recognition import assert_recognized
 from tests.speech_fixtures import Fixture
-from voxdesk.app.files.transcription import transcribe_audio
 from voxdesk.engine.audio.endpoint import Endpointer, EndpointSettings, SpeechEnded, SpeechStarted
-from voxdesk.engine.whisper.builtin import BuiltinEngine, BuiltinSettings, ends_a_sentence
+from voxdesk.engine.whisper.builtin import BuiltinSettings, ends_a_sentence
 
 SILENCE = 5.0
 """A configured end-of-speech silence far longer than the finished-sentence rule needs, so
@@ -41,22 +46,24 @@ def test_the_endpointer_ends_speech_when_told_and_hears_the_next_onset() -> None
 def _waited(
     rule: bool, fixture: Fixture, audio: np.ndarray, settings: BuiltinSettings | None = None
 ) -> tuple[str, float]:
-    """Stream the fixture and 5.5 s of silence in real time through an engine with ``settings``;
-    its text and the silence heard before its end."""
+    """Stream the fixture and 5.5 s of silence at real-time pace through an engine with
+    ``settings``; its text and the silence heard before its end."""
     endpoint = EndpointSettings(silence_seconds=SILENCE)
-    engine = BuiltinEngine(replace(settings or BuiltinSettings(), endpoint=endpoint, end_at_finished_sentence=rule))
+    lockstep = Lockstep()
 
     async def run() -> tuple[str, float]:
-        await engine.load()
+        engine = lockstep.engine(
+            replace(settings or BuiltinSettings(), endpoint=endpoint, end_at_finished_sentence=rule)
+        )
         try:
             padded = np.concatenate([audio, np.zeros(int((SILENCE + 0.5) * 16_000), np.float32)])
-            report = await transcribe_audio(engine, padded, realtime=True)
+            report = await lockstep.transcribe(engine, padded)
         finally:
             await engine.aclose()
         (utterance,) = report.utterances
         return utterance.done.text, utterance.done.audio_time - fixture.speech[-1][1]
 
-    return asyncio.run(run())
+    return asyncio.run(lockstep.run(run()))
 
 
 @pytest.mark.parametrize("name", ["command00-slt", "command01-slt"])
