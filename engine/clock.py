@@ -27,3 +27,9 @@ class DeliveryClock:
             raise ValueError("nothing was delivered yet")
         index = bisect.bisect_left(self._ends, round(audio_time * SAMPLE_RATE))
         return self._times[min(index, len(self._times) - 1)]
+
+    def forget_before(self, audio_time: float) -> None:
+        """Drop what was delivered before ``audio_time`` seconds, once no latency is measured
+        from there any more: a listening session records 50 positions a second for hours."""
+        index = bisect.bisect_left(self._ends, round(audio_time * SAMPLE_RATE))
+        del self._ends[:index], self._times[:index]

@@ -240,6 +240,7 @@ class ListeningSession:
             return
         utterance.first_partial_latency = first_at - self._clock.delivered_at(start)
         utterance.final_latency = now - self._clock.delivered_at(end)
+        self._clock.forget_before(start)
         self._emit(TranscriptChanged(_copy(utterance)))
         self._emit(UtteranceFinal(_copy(utterance), done.stats))
 
