@@ -38,7 +38,8 @@ bench:
 	$(VENV)/bin/python -m benchmarks.desktop
 	$(VLLM_VENV)/bin/python -m benchmarks.vllm_engine
 
-# Hours on a real box: the controller fed an hour of speech, voxdesk serve 30 min per engine (SOAK_ARGS to change).
+# Hours on a real box: the controller fed an hour of speech, voxdesk serve 30 min per engine (SOAK_ARGS to change),
+# then the full fuzz and disconnect counts (make test runs small counts of both).
 SOAK_ARGS ?=
 soak:
 	@scripts/setup.sh --test
@@ -46,6 +47,7 @@ soak:
 	$(VENV)/bin/python -m tests.speech_fixtures
 	$(VENV)/bin/python -m tests.soak --which controller,serve $(SOAK_ARGS)
 	$(VLLM_VENV)/bin/python -m tests.soak --which vllm $(SOAK_ARGS)
+	VOXDESK_FUZZ_FRAMES=100000 VOXDESK_FUZZ_CONNECTIONS=500 VOXDESK_DISCONNECTS=1000 $(VENV)/bin/python -m pytest -q -s tests/fuzz
 
 fixtures:
 	@scripts/setup.sh --test
