@@ -33,6 +33,8 @@ def process_resources(pid: int | None = None) -> dict[str, float]:
             fds = len(os.listdir(proc / "fd"))
         except FileNotFoundError:  # a child that ended meanwhile
             continue
+        if "VmRSS" not in status:  # a child that exited and is not reaped yet (a zombie) holds no memory
+            continue
         totals["rss_mib"] += int(status["VmRSS"].split()[0]) * 1024 / MIB
         totals["fds"] += fds
         totals["threads"] += float(status["Threads"])
