@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Self
 
 
 class CuttableProxy:
@@ -16,7 +17,7 @@ class CuttableProxy:
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
 
-    async def __aenter__(self) -> CuttableProxy:
+    async def __aenter__(self) -> Self:
         self._server = await asyncio.start_server(self._pair, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
         return self

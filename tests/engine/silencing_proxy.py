@@ -10,6 +10,8 @@ import contextlib
 import enum
 from typing import Any
 
+from tests.tcp_proxy import CuttableProxy
+
 _END_OF_HEADERS = b"\r\n\r\n"
 
 
@@ -19,27 +21,19 @@ class Silence(enum.Enum):
     AFTER_HANDSHAKE = "after handshake"  # a new connection gets the HTTP handshake's answer, then nothing
 
 
-class SilencingProxy:
+class SilencingProxy(CuttableProxy):
     """Forwards 127.0.0.1:<port> to a target port; :attr:`silence` says what of the server's answer passes."""
 
     def __init__(self, target_port: int) -> None:
-        self.target_port = target_port
-        self.port = 0
+        super().__init__(target_port)
         self.silence = Silence.NONE
         self.connections = 0  # accepted so far
-        self._server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
         self._pairs: set[asyncio.Task[Any]] = set()
 
     @property
     def url_base(self) -> str:
         """``127.0.0.1:<port>``."""
         return f"127.0.0.1:{self.port}"
-
-    async def __aenter__(self) -> SilencingProxy:
-        self._server = await asyncio.start_server(self._pair, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
 
     async def __aexit__(self, *exc: object) -> None:
         assert self._server is not None
@@ -79,14 +73,6 @@ class SilencingProxy:
                 if data:
                     writer.write(data)
                     await writer.drain()
-        writer.transport.abort()
-        self._writers.discard(writer)
-
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        with contextlib.suppress(ConnectionError, OSError):
-            while data := await reader.read(65536):
-                writer.write(data)
-                await writer.drain()
         writer.transport.abort()
         self._writers.discard(writer)
 
