@@ -34,7 +34,7 @@ from tests.fuzz import frames
 from voxdesk.engine.audio.gate import Scorer
 from voxdesk.engine.session import check_chunk
 from voxdesk.engine.wire.codes import SENT, Dialect, WireCode
-from voxdesk.engine.wire.core import AudioReceived, EndOfAudio
+from voxdesk.engine.wire.core import AudioReceived, EndOfAudio, ServerCore
 from voxdesk.engine.wire.openai.protocol import OpenAIServerProtocol
 from voxdesk.engine.wire.realtime.protocol import ServerProtocol
 from voxdesk.engine.wire.session_core import SessionCore, StartGeneration
@@ -84,6 +84,9 @@ class Driver(ABC):
     """One connection's wire core, the I/O layer around it, and the FAKE engine behind it."""
 
     dialect: Dialect
+    opens: type[object]
+    """The core's action that opens a request."""
+    core: ServerCore[Any]
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
@@ -106,6 +109,17 @@ class Driver(ABC):
     @abstractmethod
     def valid_session(self) -> None:
         """One well-formed request on the same connection; raises ``Violation`` unless it gets its text."""
+
+    def _carry_out(self) -> None:
+        for action in self.core.events_received():
+            if isinstance(action, self.opens):
+                self._open()
+            elif isinstance(action, AudioReceived):
+                self._audio(action.samples)
+            elif isinstance(action, EndOfAudio):
+                self._end()
+            else:
+                raise Violation(f"unknown action {action!r}")
 
     def _open(self) -> None:
         if self.job is not None:
@@ -133,6 +147,7 @@ class Driver(ABC):
 
 
 class _SessionDriver(Driver):
+    opens = StartGeneration
     server_types: frozenset[str]
     reply_types: frozenset[str]
     core: SessionCore
@@ -161,17 +176,6 @@ class _SessionDriver(Driver):
     @abstractmethod
     def _code(self, error: dict[str, Any]) -> str:
         """An ``error`` event's code."""
-
-    def _carry_out(self) -> None:
-        for action in self.core.events_received():
-            if isinstance(action, StartGeneration):
-                self._open()
-            elif isinstance(action, AudioReceived):
-                self._audio(action.samples)
-            elif isinstance(action, EndOfAudio):
-                self._end()
-            else:
-                raise Violation(f"unknown action {action!r}")
 
     def _written(self) -> list[dict[str, Any]]:
         written = []
@@ -407,6 +411,8 @@ class WyomingDriver(Driver):
     the framing must close it (at the latest at the end of the stream), as documented."""
 
     dialect = Dialect.WYOMING
+    opens = StartRequest
+    core: WyomingProtocol
     server_types = frozenset(
         {"info", "pong", "transcript-start", "transcript-chunk", "transcript", "transcript-stop", "error"}
     )
@@ -452,17 +458,6 @@ class WyomingDriver(Driver):
             self._carry_out()
             written += self._written()
         return written
-
-    def _carry_out(self) -> None:
-        for action in self.core.events_received():
-            if isinstance(action, StartRequest):
-                self._open()
-            elif isinstance(action, AudioReceived):
-                self._audio(action.samples)
-            elif isinstance(action, EndOfAudio):
-                self._end()
-            else:
-                raise Violation(f"unknown action {action!r}")
 
     def _written(self) -> list[dict[str, Any]]:
         written = []
