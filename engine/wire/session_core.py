@@ -36,6 +36,7 @@ import numpy as np
 from voxdesk.engine.session import SAMPLE_RATE
 from voxdesk.engine.wire.codes import ProtocolError, WireCode
 from voxdesk.engine.wire.core import EndOfAudio, Log, ServerCore
+from voxdesk.engine.wire.jsontext import escape_surrogates
 from voxdesk.engine.wire.realtime.events import Usage
 
 __all__ = ["VLLM_MAX_MESSAGE_SAMPLES", "Generation", "SessionCore", "StartGeneration", "WaitingAudio"]
@@ -194,12 +195,9 @@ class SessionCore(ServerCore[StartGeneration], ABC):
     # For the dialects
 
     def _queue(self, frame: str) -> None:
-        """Queue one JSON text frame to write."""
-        if not frame.isascii():
-            # A lone surrogate a client escaped (``"\\ud800"``) and the frame echoes cannot be
-            # written as UTF-8: write it as its JSON escape again, which reads back the same.
-            frame = frame.encode("utf-8", "backslashreplace").decode("utf-8")
-        self._outgoing.append(frame)
+        """Queue one JSON text frame to write (a lone surrogate a client escaped and the frame
+        echoes as its JSON escape again, so that the frame is valid UTF-8)."""
+        self._outgoing.append(escape_surrogates(frame))
 
     def _start_generation(self) -> None:
         """A generation runs from now: ``StartGeneration``; audio delivered next is its."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voxdesk.engine.errors import VoxdeskError
+from voxdesk.engine.wire.jsontext import escape_surrogates
 
 __all__ = [
     "MAX_DATA_BYTES",
@@ -63,8 +64,7 @@ def encode_event(event: Event) -> bytes:
 
 
 def _utf8(text: str) -> bytes:
-    """JSON text as UTF-8; a lone surrogate (a peer's ``"\\ud800"`` echoed back) as its JSON escape."""
-    return text.encode("utf-8", "backslashreplace")
+    return escape_surrogates(text).encode("utf-8")
 
 
 @dataclass(frozen=True)
