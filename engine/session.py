@@ -44,6 +44,14 @@ Events out (:mod:`voxdesk.engine.events`)
     Every event has ``audio_time``, seconds from the first sample of the stream, and it
     never decreases along a session.
 
+Session options
+    ``engine.stream(audio)`` runs a session as the engine is configured. An engine that can
+    do more for one session (:class:`TakesSessionOptions`: the built-in one) also has
+    ``stream_with(audio, options)``, with :class:`SessionOptions` for that session, e.g. the
+    vocabulary it biases its decoder with; :func:`open_stream` uses it where the engine has it.
+    Engines that cannot be biased ignore the vocabulary, and callers correct their committed
+    text after the fact instead.
+
 Lifetime
     An engine holds the model; sessions are cheap and several may run at once. Leaving the
     ``async for`` early (``break``, cancellation) ends the session and frees what it holds.
@@ -56,6 +64,7 @@ from __future__ import annotations
 import asyncio
 import collections
 from collections.abc import AsyncIterable, AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -67,8 +76,11 @@ __all__ = [
     "SAMPLE_RATE",
     "AudioFeed",
     "ProgressCallback",
+    "SessionOptions",
     "StreamingEngine",
+    "TakesSessionOptions",
     "check_chunk",
+    "open_stream",
 ]
 
 SAMPLE_RATE = 16_000
@@ -103,6 +115,40 @@ class StreamingEngine(Protocol):
     async def aclose(self) -> None:
         """Release the model and every resource the engine holds."""
         ...
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """What a caller asks of one session besides its audio."""
+
+    vocabulary: tuple[str, ...] = ()
+    """Words and phrases to write as given (names, product words), most relevant first."""
+
+    def adding(self, vocabulary: tuple[str, ...]) -> SessionOptions:
+        """These options with ``vocabulary`` first (more relevant) and these after it."""
+        return SessionOptions(vocabulary + self.vocabulary)
+
+
+@runtime_checkable
+class TakesSessionOptions(Protocol):
+    """An engine whose sessions can be given :class:`SessionOptions`."""
+
+    session_options: SessionOptions
+    """What ``stream(audio)`` uses: the engine's defaults (``voxdesk serve --vocabulary``)."""
+
+    def stream_with(self, audio: AsyncIterable[np.ndarray], options: SessionOptions) -> AsyncIterator[EngineEvent]:
+        """Open one session over ``audio`` with ``options`` instead of :attr:`session_options`."""
+        ...
+
+
+def open_stream(
+    engine: StreamingEngine, audio: AsyncIterable[np.ndarray], vocabulary: tuple[str, ...] = ()
+) -> AsyncIterator[EngineEvent]:
+    """One session of ``engine``; where it takes options, with ``vocabulary`` before the
+    engine's own (a session's own words are the most relevant)."""
+    if vocabulary and isinstance(engine, TakesSessionOptions):
+        return engine.stream_with(audio, engine.session_options.adding(vocabulary))
+    return engine.stream(audio)
 
 
 def check_chunk(chunk: object) -> np.ndarray:

@@ -106,6 +106,62 @@ LONG_SENTENCES = [
     "Tomorrow we will drive to the coast and spend the day at the beach.",
 ]
 
+VOCABULARY_SENTENCES = [
+    "Please send the invoice to Xochitl before Friday.",
+    "We deploy the service on Kubernetes every night.",
+    "Ask Priyanka to add the new dashboard in Grafana.",
+    "Doctor Okonkwo will move the meeting to Thursday.",
+    "Connect the laptop through Tailscale first.",
+    "Renew the Cloudflare certificate this week.",
+    "Siobhan will review the pull request tomorrow.",
+    "The orders table lives in PostgreSQL.",
+    "Saoirse booked a table for half past seven.",
+    "Open the Figma file that Priyanka shared.",
+]
+"""Sentences with names and product words, used while tuning vocabulary biasing."""
+
+HELD_OUT_VOCABULARY_SENTENCES = [
+    "Send the quarterly report to Aoife by Monday.",
+    "Niamh fixed the login bug in Terraform yesterday.",
+    "We moved the build cache to Redis last week.",
+    "Please book a call with Oluwaseun on Thursday.",
+    "The new logo was drawn in Inkscape.",
+    "Ask Tadhg to restart the Nginx server.",
+    "Our meeting notes live in Obsidian now.",
+    "Rahul will demo the Jupyter notebook after lunch.",
+]
+"""Sentences with other names and product words, never used while tuning: the figures of
+benchmarks/vocabulary.py are measured on these."""
+
+VOCABULARY_LINES = [
+    "Xochitl = so chee tl",
+    "Siobhan = shiv awn",
+    "Kubernetes = koo ber net eez",
+    "Tailscale",
+    "Cloudflare",
+    "Priyanka = pree yahn kah",
+    "Saoirse = seer sha",
+    "Okonkwo = oh konk woh",
+    "Grafana",
+    "PostgreSQL = post gres Q L",
+    "Figma",
+]
+"""The vocabulary of :data:`VOCABULARY_SENTENCES`, in a vocabulary file's syntax."""
+
+HELD_OUT_VOCABULARY_LINES = [
+    "Aoife = ee fa",
+    "Niamh = neev",
+    "Terraform",
+    "Redis",
+    "Oluwaseun = oh loo wah shay oon",
+    "Inkscape",
+    "Tadhg = tige",
+    "Nginx = engine x",
+    "Obsidian",
+    "Jupyter",
+]
+"""The words of :data:`HELD_OUT_VOCABULARY_SENTENCES` ("Rahul" is said but not listed)."""
+
 VOICES = ("espeak", "slt")
 
 
@@ -117,7 +173,7 @@ class Fixture:
     path: str
     text: str
     voice: str
-    kind: str  # "command", "held-out", "passage", "long", "silence" or "noise"
+    kind: str  # "command", "held-out", "passage", "long", "silence", "noise", "vocabulary", "held-out-vocabulary"
     duration: float
     speech: list[tuple[float, float]]  # true (start, end) of each spoken stretch, seconds
 
@@ -221,7 +277,32 @@ def build(directory: Path = DEFAULT_DIR) -> list[Fixture]:
     return fixtures
 
 
+def build_vocabulary(directory: Path = DEFAULT_DIR) -> list[Fixture]:
+    """Make the vocabulary sentences (kinds ``vocabulary`` and ``held-out-vocabulary``) in
+    ``directory`` beside the main catalogue, with a manifest of their own
+    (``vocabulary.json``), so adding them leaves the main catalogue's files as they are."""
+    directory.mkdir(parents=True, exist_ok=True)
+    manifest = directory / "vocabulary.json"
+    sets = (
+        ("vocab", "vocabulary", VOCABULARY_SENTENCES),
+        ("vocabheld", "held-out-vocabulary", HELD_OUT_VOCABULARY_SENTENCES),
+    )
+    key = hashlib.sha256(f"{catalogue_key()}\n{json.dumps(sets)}".encode()).hexdigest()[:16]
+    if manifest.exists():
+        stored = json.loads(manifest.read_text())
+        if stored.get("key") == key and all((directory / f["path"]).exists() for f in stored["fixtures"]):
+            return [Fixture(**{**f, "speech": [tuple(s) for s in f["speech"]]}) for f in stored["fixtures"]]
+    fixtures = [
+        _spoken(directory, f"{prefix}{index:02d}-{voice}", [synthesize(text, voice)], text, voice, kind)
+        for voice in VOICES
+        for prefix, kind, texts in sets
+        for index, text in enumerate(texts)
+    ]
+    manifest.write_text(json.dumps({"key": key, "fixtures": [asdict(f) for f in fixtures]}, indent=1))
+    return fixtures
+
+
 if __name__ == "__main__":
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_DIR
-    built = build(target)
+    built = build(target) + build_vocabulary(target)
     print(f"{len(built)} fixtures in {target}")

@@ -13,7 +13,9 @@ it is ready, the pause ends the utterance there and then instead of after ``sile
 Utterances longer than ``max_utterance_seconds`` are cut at a Whisper segment boundary.
 When the background is loud (an SNR estimate from the VAD's speech and non-speech windows
 below ``noisy_snr_db``), partials commit nothing: in noise two greedy decodes agree on wrong
-words too often, and the beam-search final decides every word.
+words too often, and the beam-search final decides every word. A session's vocabulary
+(:class:`~voxdesk.engine.session.SessionOptions`) biases every decode of it, partials and
+finals (:mod:`voxdesk.engine.whisper.prompt`).
 """
 
 from __future__ import annotations
@@ -41,16 +43,18 @@ from voxdesk.engine.events import (
     UtteranceDone,
     UtteranceStats,
 )
-from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, check_chunk
+from voxdesk.engine.session import SAMPLE_RATE, ProgressCallback, SessionOptions, check_chunk
 from voxdesk.engine.whisper.agreement import StablePrefix, join_words
 from voxdesk.engine.whisper.batch import BatchSettings, BatchTranscriber
 from voxdesk.engine.whisper.decode_queue import DecodeQueue
 from voxdesk.engine.whisper.decoder import DecoderSettings, WhisperDecoder
 from voxdesk.engine.whisper.models import resolve_model
+from voxdesk.engine.whisper.prompt import VocabularyPrompt
 
 __all__ = ["BuiltinEngine", "BuiltinSettings", "ends_a_sentence"]
 
 _T = TypeVar("_T")
+_PROMPTS_KEPT = 32  # vocabularies whose prompts are kept (each session of the OpenAI dialect may bring its own)
 logger = logging.getLogger(__name__)
 
 _SENTENCE_ENDS = (".", "?", "!")
@@ -103,12 +107,19 @@ class BuiltinEngine:
     name = "builtin"
     detects_speech = True
 
-    def __init__(self, settings: BuiltinSettings | None = None, decodes: DecodeQueue | None = None) -> None:
+    def __init__(
+        self,
+        settings: BuiltinSettings | None = None,
+        decodes: DecodeQueue | None = None,
+        session_options: SessionOptions | None = None,
+    ) -> None:
         """``decodes``: the decoding threads (a test's own, on its clock); decode and queue
-        times are measured on their clock."""
+        times are measured on their clock. ``session_options``: what ``stream`` uses."""
         self.settings = settings or BuiltinSettings()
+        self.session_options = session_options or SessionOptions()
         self._decodes = decodes or DecodeQueue()
         self._decoder: WhisperDecoder | None = None
+        self._prompts: dict[tuple[str, ...], VocabularyPrompt] = {}
 
     async def load(self, progress: ProgressCallback | None = None) -> None:
         """Load the Whisper model (tiny.en: about half a second). Raises ``EngineUnavailable``."""
@@ -127,10 +138,26 @@ class BuiltinEngine:
             progress(f"ready: {self._decoder.description}", 1.0)
 
     def stream(self, audio: AsyncIterable[np.ndarray]) -> AsyncIterator[EngineEvent]:
-        """Open one session over ``audio``; see :mod:`voxdesk.engine.session`."""
+        """Open one session over ``audio`` with :attr:`session_options`; see :mod:`voxdesk.engine.session`."""
+        return self.stream_with(audio, self.session_options)
+
+    def stream_with(self, audio: AsyncIterable[np.ndarray], options: SessionOptions) -> AsyncIterator[EngineEvent]:
+        """Open one session over ``audio``, its decodes biased with ``options.vocabulary``."""
         if self._decoder is None:
             raise RuntimeError("call load() before stream()")
-        return _Session(self, self._decoder).run(audio)
+        return _Session(self, self._decoder, self.vocabulary_prompt(options.vocabulary)).run(audio)
+
+    def vocabulary_prompt(self, vocabulary: tuple[str, ...]) -> VocabularyPrompt:
+        """The entries of ``vocabulary`` that fit Whisper's prompt, and those left out (logged
+        once per vocabulary); the engine must be loaded."""
+        if self._decoder is None:
+            raise RuntimeError("call load() before vocabulary_prompt()")
+        prompt = self._prompts.get(vocabulary)
+        if prompt is None:
+            if len(self._prompts) >= _PROMPTS_KEPT:
+                self._prompts.clear()
+            prompt = self._prompts[vocabulary] = self._decoder.vocabulary_prompt(list(vocabulary))
+        return prompt
 
     def batch_transcriber(self, settings: BatchSettings | None = None) -> BatchTranscriber:
         """Batched whole-file decoding with this engine's model, device and language (:mod:`.batch`)."""
@@ -215,9 +242,10 @@ class _EarlyFinal:
 class _Session:
     """One stream: its speech gate, the open utterance and its audio (from ``_audio_start`` on)."""
 
-    def __init__(self, engine: BuiltinEngine, decoder: WhisperDecoder) -> None:
+    def __init__(self, engine: BuiltinEngine, decoder: WhisperDecoder, vocabulary: VocabularyPrompt) -> None:
         self._engine = engine
         self._decoder = decoder
+        self._vocabulary = vocabulary if vocabulary else None
         self._settings = engine.settings
         self._vad = SileroVad()
         self._noise = NoiseLevel()
@@ -406,6 +434,7 @@ class _Session:
             context,
             align,
             utterance.shown_text,
+            self._vocabulary,
             waits=utterance.waits,
         )
         if guess is None:
@@ -441,7 +470,9 @@ class _Session:
         audio = self._slice(start, self._speech_audio_end(speech_end))
         language = await self._language_of(utterance)
         began = self._engine.clock()
-        words = await self._engine._run(self._decoder.final, audio, committed, language, context, waits=utterance.waits)
+        words = await self._engine._run(
+            self._decoder.final, audio, committed, language, context, self._vocabulary, waits=utterance.waits
+        )
         return _EarlyFinal(
             utterance, speech_end, len(utterance.agreement.committed), words, self._engine.clock() - began
         )
@@ -496,8 +527,9 @@ class _Session:
             language = await self._language_of(utterance)
             began = self._engine.clock()
             start, context, in_window = self._window(utterance)
+            audio = self._slice(start, end)
             words = await self._engine._run(
-                self._decoder.final, self._slice(start, end), in_window, language, context, waits=utterance.waits
+                self._decoder.final, audio, in_window, language, context, self._vocabulary, waits=utterance.waits
             )
             seconds = self._engine.clock() - began
         utterance.decode_seconds += seconds

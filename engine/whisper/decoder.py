@@ -6,11 +6,15 @@ Whisper model and CUDA can be chosen (:mod:`voxdesk.engine.whisper.models`). Not
 ever contacts a model hub: models are opened from local folders with ``local_files_only=True``.
 
 Every decode takes the words already committed for the utterance as a forced prefix and
-returns only the words that follow them, so committed text is never contradicted.
+returns only the words that follow them, so committed text is never contradicted. A session's
+vocabulary (:mod:`voxdesk.engine.whisper.prompt`) goes before the previous text of partials and
+finals alike; a decode that wrote a listed word the audio does not support (scored without the
+vocabulary) is decoded again without it.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +34,7 @@ from voxdesk.engine.whisper.models import (
     resolve_model,
     verify_model,
 )
+from voxdesk.engine.whisper.prompt import PREVIOUS_TEXT_TOKENS, VocabularyPrompt, build_prompt, listed_runs
 
 __all__ = ["MODEL_SHA256", "DecoderSettings", "Guess", "Split", "WhisperDecoder", "model_directory", "verify_model"]
 # MODEL_SHA256, model_directory and verify_model live in whisper_models; imported from here too.
@@ -45,6 +50,10 @@ _FINAL_MARGIN = 10.0
 _CONTEXT_TOKENS = 64  # previous text kept when a partial's window starts after committed words
 _NARROW_COPY_MAX_BYTES = 500_000_000  # tiny, base and small get single-thread copies
 _NO_SPEECH = 0.6  # no-speech probability above which a decode with nothing committed is dropped
+_VOCABULARY_TOKENS = PREVIOUS_TEXT_TOKENS - _CONTEXT_TOKENS - 1  # the previous text's room beside the context
+# A listed word the decode wrote needs at least this mean token probability when the audio is
+# scored without the vocabulary; below it the decode is done again unbiased (benchmarks/vocabulary.py).
+_LISTED_MIN_PROBABILITY = 0.01
 
 
 @dataclass(frozen=True)
@@ -215,6 +224,7 @@ class WhisperDecoder:
         context: list[str] | None = None,
         align: bool = False,
         steady: bool = False,
+        vocabulary: VocabularyPrompt | None = None,
     ) -> Guess:
         """Fast greedy guess at the words after ``committed``, with how sure the model was.
 
@@ -223,21 +233,35 @@ class WhisperDecoder:
         before ``audio`` starts, given to Whisper as previous text. ``align``: also find where
         in ``audio`` each committed word ends (from the decoder's cross-attention). ``steady``:
         a partial of an utterance that already shows text (cheaper, a little slower); otherwise
-        the quickest decode that can show first words.
+        the quickest decode that can show first words. ``vocabulary``: the session's words to
+        bias the decode with (:meth:`vocabulary_prompt`).
         """
         margin = _PARTIAL_MARGIN if steady else _FIRST_TEXT_MARGIN
         model = self._model_for(steady)
-        encoded, words, mean_logprob = self._generate(model, audio, committed, language, 1, margin, 6, context or [])
+        encoded, words, mean_logprob = self._generate(
+            model, audio, committed, language, 1, margin, 6, context or [], vocabulary
+        )
         ends = self._word_ends(encoded, committed, len(audio)) if align and committed else []
         return Guess(words, mean_logprob, ends)
 
     def final(
-        self, audio: np.ndarray, committed: list[str], language: str | None = None, context: list[str] | None = None
+        self,
+        audio: np.ndarray,
+        committed: list[str],
+        language: str | None = None,
+        context: list[str] | None = None,
+        vocabulary: VocabularyPrompt | None = None,
     ) -> list[str]:
-        """Beam-search decode of ``audio``; the words after ``committed`` (``context``: as for partials)."""
+        """Beam-search decode of ``audio``; the words after ``committed`` (``context``,
+        ``vocabulary``: as for partials)."""
         beam = self.settings.final_beam
         model = self._model_for(steady=False)
-        return self._generate(model, audio, committed, language, beam, _FINAL_MARGIN, 10, context or [])[1]
+        return self._generate(model, audio, committed, language, beam, _FINAL_MARGIN, 10, context or [], vocabulary)[1]
+
+    def vocabulary_prompt(self, entries: list[str]) -> VocabularyPrompt:
+        """The most relevant of ``entries`` (first first) that fit in Whisper's previous text
+        beside the context the decodes put there; what did not fit is in ``left_out``."""
+        return build_prompt(entries, self._tokenizer.encode, _VOCABULARY_TOKENS)
 
     def _word_ends(self, encoded: Any, committed: list[str], samples: int) -> list[float]:
         """Where each committed word ends in the audio (seconds), or ``[]`` when the alignment
@@ -275,36 +299,90 @@ class WhisperDecoder:
         margin: float,
         tokens_per_second: int,
         context: list[str],
+        vocabulary: VocabularyPrompt | None = None,
     ) -> tuple[Any, list[str], float]:
-        """Decode ``audio`` continuing the ``committed`` words, after ``context`` as previous
-        text; the encoder output, the words after the committed ones and the decode's mean
-        log-probability per token.
+        """Decode ``audio`` continuing the ``committed`` words, after ``vocabulary`` and
+        ``context`` as previous text; the encoder output, the words after the committed ones
+        and the decode's mean log-probability per token.
 
         The encoder sees only the audio plus ``margin`` seconds instead of Whisper's full 30 s
         window, which makes a decode of a few seconds of speech two to four times cheaper.
         With a margin under about 6 s tiny.en starts to loop; repeats are trimmed.
         """
         encoded = self._encode(model, audio, margin)
+        words, score, tokens = self._search(
+            model, encoded, len(audio), committed, language, beam, tokens_per_second, context, vocabulary
+        )
+        if vocabulary and not self._supported(model, encoded, len(audio), committed, tokens, vocabulary):
+            words, score, _ = self._search(
+                model, encoded, len(audio), committed, language, beam, tokens_per_second, context, None
+            )
+        return encoded, words, score
+
+    def _search(
+        self,
+        model: Any,
+        encoded: Any,
+        samples: int,
+        committed: list[str],
+        language: str | None,
+        beam: int,
+        tokens_per_second: int,
+        context: list[str],
+        vocabulary: VocabularyPrompt | None,
+    ) -> tuple[list[str], float, list[int]]:
+        """One decode of ``encoded``: the words after the committed ones, the mean
+        log-probability per token, and the tokens after the prefix."""
         prefix = self._prefix_tokens(committed)
-        previous = self._context_tokens(context)
+        previous = self._previous_tokens(context, vocabulary)
         result = model.generate(
             encoded,
             [previous + self._prompt_for(encoded, language) + prefix],
             beam_size=beam,
             # CTranslate2 counts the previous text in the length too
-            max_length=len(previous) + len(prefix) + int(len(audio) / SAMPLE_RATE * tokens_per_second) + 6,
+            max_length=len(previous) + len(prefix) + int(samples / SAMPLE_RATE * tokens_per_second) + 6,
             suppress_blank=True,
             suppress_tokens=[-1],
             return_no_speech_prob=True,
             return_scores=True,
         )[0]
         if not committed and result.no_speech_prob > _NO_SPEECH:
-            return encoded, [], 0.0
+            return [], 0.0, []
         tokens = [t for t in result.sequences_ids[0][len(prefix) :] if t < self._tokenizer.eot]
         # A loop may restart the committed words ("Open the browser." + " Open the browser."),
         # so repeats are looked for in the whole utterance.
         words = _trim_repetition(committed + _spoken_words(self._tokenizer.decode(tokens).split()))
-        return encoded, words[len(committed) :], float(result.scores[0])
+        return words[len(committed) :], float(result.scores[0]), tokens
+
+    def _supported(
+        self,
+        model: Any,
+        encoded: Any,
+        samples: int,
+        committed: list[str],
+        tokens: list[int],
+        vocabulary: VocabularyPrompt,
+    ) -> bool:
+        """Whether every listed word among ``tokens`` (a biased decode's, after the committed
+        words) is likely enough given the audio alone: its tokens scored by the decoder
+        without the vocabulary (one forced pass, no search). Only decodes that wrote a
+        listed word pay for it."""
+        if not tokens or not listed_runs(vocabulary, self._tokenizer.decode(tokens).split()):
+            return True
+        prefix = self._prefix_tokens(committed)
+        start = self._tokenizer.sot_sequence
+        (aligned,) = model.align(encoded, start, [prefix + tokens], samples // 160)
+        probabilities = aligned.text_token_probs
+        words, pieces = self._tokenizer.split_to_word_tokens([*prefix, *tokens, self._tokenizer.eot])
+        first_new = next((i for i, n in enumerate(itertools.accumulate(len(p) for p in pieces)) if n > len(prefix)), 0)
+        offsets = [0, *itertools.accumulate(len(p) for p in pieces)]
+        for first, past in listed_runs(vocabulary, words):
+            if first < first_new:
+                continue  # committed already
+            listed = probabilities[offsets[first] : offsets[past]]
+            if listed and sum(listed) / len(listed) < _LISTED_MIN_PROBABILITY:
+                return False
+        return True
 
     def split(self, audio: np.ndarray, committed: list[str], language: str | None = None) -> Split | None:
         """A cut at a Whisper segment boundary that keeps every committed word before it.
@@ -320,11 +398,12 @@ class WhisperDecoder:
                 best = Split(_after(committed, words), float(segment.end))
         return best
 
-    def _context_tokens(self, context: list[str]) -> list[int]:
-        """Whisper's previous-text prompt: its last ``_CONTEXT_TOKENS`` tokens."""
-        if not context:
-            return []
-        return [self._tokenizer.sot_prev, *self._tokenizer.encode(" " + " ".join(context))[-_CONTEXT_TOKENS:]]
+    def _previous_tokens(self, context: list[str], vocabulary: VocabularyPrompt | None) -> list[int]:
+        """Whisper's previous-text prompt: the vocabulary, then the last ``_CONTEXT_TOKENS``
+        tokens of ``context``."""
+        said = self._tokenizer.encode(" " + " ".join(context))[-_CONTEXT_TOKENS:] if context else []
+        listed = list(vocabulary.tokens) if vocabulary else []
+        return [self._tokenizer.sot_prev, *listed, *said] if listed or said else []
 
     def _prefix_tokens(self, committed: list[str]) -> list[int]:
         return self._tokenizer.encode(" " + " ".join(committed)) if committed else []
