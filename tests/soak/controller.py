@@ -33,7 +33,9 @@ from voxdesk.engine.session import SAMPLE_RATE
 __all__ = ["BOUNDS", "Replay", "ReplayCapture", "soak_controller"]
 
 TURN_TIMEOUT = 20.0  # a phrase with no final text by then counts as missed, and the next one plays
-SAMPLE_EVERY = 2.0  # wall seconds between samples
+# Samples go by the audio fed, not by wall time: a fast machine feeds a short run in seconds.
+SAMPLE_AUDIO_SECONDS = 15.0  # audio fed between samples, at most
+SAMPLES_AT_LEAST = 12  # a short run is sampled more densely
 BOUNDS = [
     Bound("rss_mib", "MiB", 4.0, 12.0, "a day's 8 h of listening may cost 32 MiB; floor: arenas after the warm-up"),
     Bound("fds", "fds", 0.0, 3.0, "a descriptor per session or utterance would pass 3 at once"),
@@ -55,10 +57,32 @@ class Replay:
         self.finals = 0
         self.missed = 0
         self._heard = asyncio.Event()
+        self.over = False  # every phrase was fed and its final waited for
+        self._fed = asyncio.Event()
 
     def heard_final(self) -> None:
         self.finals += 1
         self._heard.set()
+
+    def phrase_fed(self, seconds: float) -> None:
+        self.played += 1
+        self.fed_seconds += seconds
+        self._fed.set()
+
+    def end(self) -> None:
+        self.over = True
+        self._fed.set()
+
+    async def fed_past(self, seconds: float) -> None:
+        """Until ``seconds`` of audio were fed or the replay is over, or ``TURN_TIMEOUT`` passes
+        with no phrase fed."""
+        while self.fed_seconds < seconds and not self.over:
+            self._fed.clear()
+            try:
+                async with asyncio.timeout(TURN_TIMEOUT):
+                    await self._fed.wait()
+            except TimeoutError:
+                return
 
     async def until_final(self) -> None:
         """Until the finals catch up with the phrases played, or ``TURN_TIMEOUT``."""
@@ -92,9 +116,9 @@ class ReplayCapture(AudioCapture):
                 self._on_level(AudioLevel.of(chunk))
                 yield chunk, time.perf_counter()
                 await asyncio.sleep(0)  # the engine's decodes hand over their results between blocks
-            replay.played += 1
-            replay.fed_seconds += len(phrase) / SAMPLE_RATE
+            replay.phrase_fed(len(phrase) / SAMPLE_RATE)
             await replay.until_final()
+        replay.end()
 
 
 def load_phrases(directory: Path = DEFAULT_DIR) -> list[np.ndarray]:
@@ -103,11 +127,18 @@ def load_phrases(directory: Path = DEFAULT_DIR) -> list[np.ndarray]:
 
 
 async def soak_controller(
-    audio_minutes: float, history_path: Path, on_sample: Callable[[str], None] = lambda line: None
+    audio_minutes: float,
+    history_path: Path,
+    on_sample: Callable[[str], None] = lambda line: None,
+    distinct: int | None = None,
 ) -> SoakResult:
-    """Feed ``audio_minutes`` of speech through the controller; the samples, bounds and checks."""
+    """Feed ``audio_minutes`` of speech through the controller; the samples, bounds and checks.
+    ``distinct`` phrases (all by default) are looped; the first pass over them is the warm-up (the
+    engine's memory grows until it has decoded each length once) and is not sampled."""
     result = SoakResult("controller", "audio fed", BOUNDS)
-    replay = Replay(load_phrases(), audio_minutes * 60)
+    phrases = load_phrases()[:distinct]
+    replay = Replay(phrases, audio_minutes * 60)
+    warm_up = min(replay.audio_seconds / 2, sum(len(p) for p in phrases) / SAMPLE_RATE)
     latencies: list[float] = []
     problems: list[str] = []
     dropped: list[float] = []
@@ -145,9 +176,13 @@ async def soak_controller(
             result.add(replay.fed_seconds / 3600, values)
             on_sample(f"{replay.fed_seconds / 60:6.1f} audio min: {brief(values)}")
 
-        while controller.listening:  # until the replay is over
+        await replay.fed_past(warm_up)
+        every = min(SAMPLE_AUDIO_SECONDS, (replay.audio_seconds - warm_up) / SAMPLES_AT_LEAST)
+        mark = warm_up
+        while controller.listening and not replay.over:
             sample()
-            await asyncio.sleep(SAMPLE_EVERY)
+            mark += every
+            await replay.fed_past(mark)
         await controller.stop_listening()
         sample()
     finally:

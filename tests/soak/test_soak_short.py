@@ -23,7 +23,9 @@ DISTINCT_PHRASES = 6  # looped, so the warm-up (each once) is short; a leak per 
 
 
 def test_the_controller_stays_flat_over_minutes_of_speech(tmp_path: Path) -> None:
-    result = asyncio.run(soak_controller(CONTROLLER_AUDIO_MINUTES, tmp_path / "history.sqlite3"))
+    result = asyncio.run(
+        soak_controller(CONTROLLER_AUDIO_MINUTES, tmp_path / "history.sqlite3", distinct=DISTINCT_PHRASES)
+    )
     assert result.passed, result.report()
     assert len(result.samples) >= 5, result.report()
 
