@@ -109,14 +109,24 @@ class HeardAudio:
             return None
         if self._reading is None:
             self._reading = asyncio.ensure_future(anext(self._chunks))
+        reading = self._reading
         try:
-            chunk = check_chunk(await asyncio.shield(self._reading))
+            raw = await asyncio.shield(reading)
+        except asyncio.CancelledError:
+            # This read was cancelled (its sender's connection lost): the reading, even one
+            # that got its chunk meanwhile, is the next read's, so that no chunk is lost.
+            if reading.cancelled():
+                self._reading = None
+            raise
         except StopAsyncIteration:
+            self._reading = None
             self.ended = True
             return None
-        finally:
-            if self._reading.done():
-                self._reading = None
+        except Exception:
+            self._reading = None
+            raise
+        self._reading = None
+        chunk = check_chunk(raw)
         if len(chunk):
             self._heard.append(chunk)
             self.samples += len(chunk)

@@ -104,3 +104,26 @@ def test_heard_audio_survives_a_cancelled_reader_and_replays_in_pieces() -> None
     second, pieces, samples = asyncio.run(scenario())
     assert second is not None and len(second) == 2
     assert pieces == [2, 2, 1] and samples == 5
+
+
+def test_a_read_cancelled_as_its_chunk_arrives_leaves_the_chunk_to_the_next_read() -> None:
+    """A sender cancelled (its connection lost) just as the caller's chunk arrives: the chunk is
+    the next read's, for the next server, not lost between the two."""
+    first = np.full(10, 0.5, np.float32)
+
+    async def scenario() -> tuple[np.ndarray | None, int]:
+        reader: asyncio.Task[np.ndarray | None] | None = None
+
+        async def chunks() -> AsyncIterator[np.ndarray]:
+            assert reader is not None
+            reader.cancel()  # the sender is cancelled while the chunk is on its way
+            yield first
+
+        heard = HeardAudio(chunks())
+        reader = asyncio.ensure_future(heard.next())
+        with pytest.raises(asyncio.CancelledError):
+            await reader
+        return await heard.next(), heard.samples
+
+    chunk, samples = asyncio.run(scenario())
+    assert chunk is not None and np.array_equal(chunk, first) and samples == 10
