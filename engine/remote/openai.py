@@ -37,8 +37,9 @@ from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.events import EngineEvent, StreamError, StreamErrorCode, TextDelta
 from voxdesk.engine.failover import split_urls
 from voxdesk.engine.remote.session import ClientEngine, ClientSession, Link, stream_code, within
-from voxdesk.engine.remote.transports import WebSocketTransport
+from voxdesk.engine.remote.transports import UnreadableFrame, WebSocketTransport
 from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.wire.jsontext import loads_unicode
 from voxdesk.engine.wire.openai.events import RATE
 from voxdesk.engine.wire.pcm import Resampler, encode_audio
 
@@ -133,7 +134,7 @@ class OpenAIRealtimeEngine(ClientEngine[str]):
 
     async def _until_updated(self, link: Link[str]) -> None:
         while (frame := await link.receive()) is not None:
-            event = json.loads(frame)
+            event = _event(frame)
             if event.get("type") == "session.updated":
                 return
             if event.get("type") == "error":
@@ -169,7 +170,7 @@ class _OpenAISession(ClientSession[str]):
         await link.send('{"type":"input_audio_buffer.commit"}')
 
     def _events(self, frame: str) -> Iterator[EngineEvent]:
-        event = json.loads(frame)
+        event = _event(frame)
         kind = event.get("type")
         if kind == "conversation.item.input_audio_transcription.delta":
             self._received += str(event.get("delta") or "")
@@ -194,6 +195,22 @@ class _OpenAISession(ClientSession[str]):
         """
         self._text, piece = _extend(self._text, transcript, final)
         return piece
+
+
+def _event(frame: str) -> dict[str, Any]:
+    """A server's event.
+
+    Raises:
+        UnreadableFrame: not a JSON object (nested past the parser included), or text in it that
+            is not Unicode (a lone surrogate).
+    """
+    try:
+        event = loads_unicode(frame)
+    except ValueError as bad:
+        raise UnreadableFrame(str(bad)) from None
+    if not isinstance(event, dict):
+        raise UnreadableFrame(f"a JSON {type(event).__name__}, not an object")
+    return event
 
 
 async def _append(link: Link[str], samples: np.ndarray) -> int:

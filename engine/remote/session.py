@@ -16,6 +16,8 @@ it left unanswered (:func:`within`). Loading then tries the next server; a strea
 the next server, and once every server of the engine went silent on it, it ends with one
 fatal ``connection_lost`` naming the last: a hung server is not retried round after round while
 the speaker waits, and restarting the engine (``restart_helps``) can find an answering one.
+A server that sends a frame the client cannot read (:class:`UnreadableFrame`: JSON nested past
+the parser, text that is not Unicode, not its dialect's events) is broken, and left the same way.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from voxdesk.engine.events import (
     UtteranceStats,
 )
 from voxdesk.engine.failover import Failover, HeardAudio, ServerLost, Servers
-from voxdesk.engine.remote.transports import KeyRefused
+from voxdesk.engine.remote.transports import KeyRefused, UnreadableFrame
 from voxdesk.engine.session import ProgressCallback
 
 __all__ = ["ClientEngine", "ClientSession", "Link", "Transport", "stream_code", "within"]
@@ -133,6 +135,8 @@ class ClientEngine(ABC, Generic[FrameT]):
                     await self._probe(link)
             except TimeoutError as silence:
                 raise ServerLost(f"the {self.kind} at {url} does not answer: {silence}") from silence
+            except UnreadableFrame as bad:
+                raise ServerLost(f"the {self.kind} at {url} {_unreadable(bad)}") from bad
 
         await self.servers.first_answering(probe)
         await self._loaded()
@@ -180,7 +184,7 @@ class ClientSession(ABC, Generic[FrameT]):
         self.audio = HeardAudio(audio)  # kept until the server's final text, sent again to a new server
         self.committed = False  # all audio went out on the current connection
         self._failover = Failover(engine.servers, engine.max_retries, engine.kind)
-        self._silent: set[str] = set()  # the servers that stopped answering this stream
+        self._left: set[str] = set()  # the servers that stopped answering this stream or sent what cannot be read
 
     def run(self) -> AsyncIterator[EngineEvent]:
         """The stream's events, across as many servers as it takes."""
@@ -198,7 +202,12 @@ class ClientSession(ABC, Generic[FrameT]):
 
     @abstractmethod
     def _events(self, frame: FrameT) -> Iterable[EngineEvent]:
-        """What one frame from the server means. Raises :class:`ServerLost` to go on with the next server."""
+        """What one frame from the server means.
+
+        Raises:
+            ServerLost: to go on with the next server.
+            ValueError: a frame that cannot be read (the server is broken).
+        """
 
     async def _chunks(self, replay_size: int) -> AsyncIterator[np.ndarray]:
         """The audio heard so far (a new server's replay, in pieces of ``replay_size`` samples),
@@ -237,7 +246,7 @@ class ClientSession(ABC, Generic[FrameT]):
         Raises:
             ServerLost: the server refused the connection (other than for the key), dropped
                 it, or closed it before the final text; or it stopped answering and another
-                server is left to try (:meth:`_stopped_answering`).
+                server is left to try (:meth:`_leave`); or it sent a frame that cannot be read (the same).
         """
         url = self.engine.url
         try:
@@ -247,7 +256,7 @@ class ClientSession(ABC, Generic[FrameT]):
                 sender = asyncio.create_task(self._send_all(link))
                 try:
                     while (frame := await _receive(link, sender, self.read_timeout)) is not None:
-                        for event in self._events(frame):
+                        for event in self._read(frame):
                             yield event
                             if isinstance(event, UtteranceDone) or (isinstance(event, StreamError) and event.fatal):
                                 return
@@ -257,18 +266,29 @@ class ClientSession(ABC, Generic[FrameT]):
         except KeyRefused as refused:
             yield StreamError(StreamErrorCode.UNAUTHORIZED, str(refused), self.audio.seconds)
         except TimeoutError as silence:
-            yield self._stopped_answering(url, str(silence))
+            yield self._leave(url, str(silence), f"stopped answering: {silence}")
+        except UnreadableFrame as bad:
+            yield self._leave(url, _unreadable(bad), _unreadable(bad))
 
-    def _stopped_answering(self, url: str, unanswered: str) -> StreamError:
-        """The stream's end, the server at ``url`` having stopped answering (``unanswered`` says what).
+    def _read(self, frame: FrameT) -> list[EngineEvent]:
+        """:meth:`_events` of ``frame``. Raises :class:`UnreadableFrame` for a frame it cannot read."""
+        try:
+            return list(self._events(frame))
+        except ValueError as bad:
+            raise UnreadableFrame(str(bad)) from None
+
+    def _leave(self, url: str, lost: str, what: str) -> StreamError:
+        """The stream's end, the server at ``url`` having stopped answering or sent what cannot
+        be read (``what`` says which, after the server's name).
 
         Raises:
-            ServerLost: some server has not gone silent on this stream: it goes on with the next one.
+            ServerLost: some server was not left by this stream: it goes on with the next one
+                (``lost`` says why).
         """
-        self._silent.add(url)
-        if len(self._silent) < len(self.engine.servers.urls):
-            raise ServerLost(unanswered)
-        message = f"the {self.engine.kind} at {url} stopped answering: {unanswered}"
+        self._left.add(url)
+        if len(self._left) < len(self.engine.servers.urls):
+            raise ServerLost(lost)
+        message = f"the {self.engine.kind} at {url} {what}"
         return StreamError(
             StreamErrorCode.CONNECTION_LOST, message, self.audio.seconds, engine_fault=EngineFault.ENGINE
         )
@@ -276,6 +296,11 @@ class ClientSession(ABC, Generic[FrameT]):
     async def _send_all(self, link: Link[FrameT]) -> None:
         await self._send_audio(link)
         self.committed = True
+
+
+def _unreadable(bad: UnreadableFrame) -> str:
+    """What a server did that sent ``bad``, after its name."""
+    return f"sent a frame that cannot be read: {bad}"
 
 
 async def _receive(link: Link[FrameT], sender: asyncio.Task[None], timeout: float | None) -> FrameT | None:

@@ -19,19 +19,24 @@ from collections.abc import AsyncIterator
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
-from voxdesk.engine.errors import EngineUnavailable
+from voxdesk.engine.errors import EngineUnavailable, VoxdeskError
 from voxdesk.engine.failover import ServerLost
 from voxdesk.engine.wire.wyoming.address import parse_tcp_uri
 from voxdesk.engine.wire.wyoming.events import WyomingProtocolError
 from voxdesk.engine.wire.wyoming.framing import Event, EventReader, FramingError, encode_event
 
-__all__ = ["REFUSED_KEY", "KeyRefused", "TcpTransport", "WebSocketTransport", "ssl_context"]
+__all__ = ["REFUSED_KEY", "KeyRefused", "TcpTransport", "UnreadableFrame", "WebSocketTransport", "ssl_context"]
 
 REFUSED_KEY = {401, 403}  # HTTP statuses no other server or retry answers differently
 
 
 class KeyRefused(EngineUnavailable):
     """The server refused the API key (HTTP 401 or 403); the message says which server."""
+
+
+class UnreadableFrame(VoxdeskError):
+    """The server sent a frame the client cannot read (not its dialect's events, JSON nested
+    past the parser, text that is not Unicode): it is broken. The message says what was wrong."""
 
 
 def ssl_context(url: str, ca_file: str | None) -> ssl.SSLContext | None:
@@ -60,9 +65,19 @@ class _WebSocketLink:
         await self._socket.send(frame)
 
     async def receive(self) -> str:
-        """The next frame (a binary one decoded as UTF-8). Raises ``ConnectionClosed``."""
+        """The next frame (a binary one decoded as UTF-8).
+
+        Raises:
+            ConnectionClosed: the connection ended.
+            UnreadableFrame: a binary frame that is not UTF-8.
+        """
         frame = await self._socket.recv()
-        return frame if isinstance(frame, str) else frame.decode()
+        if isinstance(frame, str):
+            return frame
+        try:
+            return frame.decode()
+        except UnicodeDecodeError as bad:
+            raise UnreadableFrame(f"a binary frame that is not UTF-8 ({bad.reason} at byte {bad.start})") from None
 
 
 class WebSocketTransport:
@@ -141,14 +156,22 @@ class _TcpLink:
         await self._writer.drain()
 
     async def receive(self) -> Event | None:
-        """The next event; ``None`` at the end of the stream. Raises ``FramingError``."""
+        """The next event; ``None`` at the end of the stream.
+
+        Raises:
+            FramingError: the stream ended inside an event.
+            UnreadableFrame: bytes that are not Wyoming events (JSON nested past the parser included).
+        """
         while not self._events:
             data = await self._reader.read(64 * 1024)
             if not data:
                 self._framing.check_eof()
                 return None
             self._framing.receive_data(data)
-            self._events.extend(self._framing.events())
+            try:
+                self._events.extend(self._framing.events())
+            except FramingError as bad:
+                raise UnreadableFrame(str(bad)) from None
         return self._events.popleft()
 
     async def close(self) -> None:

@@ -28,6 +28,7 @@ from voxdesk.engine.failover import split_urls
 from voxdesk.engine.remote.session import ClientEngine, ClientSession, Link, stream_code, within
 from voxdesk.engine.remote.transports import TcpTransport
 from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.wire.jsontext import check_unicode
 from voxdesk.engine.wire.pcm import to_pcm16
 from voxdesk.engine.wire.wyoming.address import parse_tcp_uri
 from voxdesk.engine.wire.wyoming.events import (
@@ -141,6 +142,7 @@ class _WyomingSession(ClientSession[Event]):
         await link.send(AudioStop().to_event())
 
     def _events(self, frame: Event) -> Iterator[EngineEvent]:
+        check_unicode(frame.data)
         parsed = parse_event(frame)
         if isinstance(parsed, TranscriptChunk):
             self._streamed += parsed.text

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from voxdesk.engine.wire.codes import Dialect, ProtocolError, WireCode, spell
+from voxdesk.engine.wire.jsontext import loads
 
 __all__ = [
     "RATE",
@@ -167,8 +168,8 @@ def parse_client_frame(text: str | bytes) -> ClientFrame:
         OpenAIRequestError: not JSON, not an object, or no string ``type``.
     """
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
+        data = loads(text)
+    except ValueError:
         raise OpenAIRequestError(WireCode.INVALID_JSON, "The message is not valid JSON") from None
     if not isinstance(data, dict):
         raise OpenAIRequestError(WireCode.INVALID_JSON, "The message must be a JSON object")

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from voxdesk.engine.wire.codes import SENT, Dialect, ProtocolError, WireCode
+from voxdesk.engine.wire.jsontext import loads, loads_unicode
 
 __all__ = [
     "CLIENT_EVENTS",
@@ -218,8 +219,8 @@ def parse_client_event(text: str) -> ClientEvent:
         ProtocolError: with vLLM's code and message for JSON, type and field errors (§4).
     """
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
+        data = loads(text)
+    except ValueError:
         raise ProtocolError(WireCode.INVALID_JSON, "Invalid JSON") from None
     if not isinstance(data, dict):
         raise ProtocolError(WireCode.PROCESSING_ERROR, f"'{type(data).__name__}' object has no attribute 'get'")
@@ -231,20 +232,46 @@ def parse_client_event(text: str) -> ClientEvent:
 
 
 def parse_server_event(text: str) -> ServerEvent | None:
-    """Parse one frame from a server; ``None`` for an event type this client does not know."""
-    data = json.loads(text)
+    """Parse one frame from a server; ``None`` for an event type this client does not know.
+    A field of a known event with the wrong type is read as its default.
+
+    Raises:
+        ValueError: not a JSON object (nested past the parser included), or a string in it
+            that is not Unicode (a lone surrogate): the server is broken.
+    """
+    data = loads_unicode(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"a JSON {type(data).__name__}, not an object")
     kind = data.get("type")
     if kind == SessionCreated.type:
-        return SessionCreated(id=str(data.get("id", "")), created=int(data.get("created", 0)))
+        return SessionCreated(id=str(data.get("id", "")), created=_count(data.get("created")) or 0)
     if kind == TranscriptionDelta.type:
         return TranscriptionDelta(delta=str(data.get("delta") or ""))
     if kind == TranscriptionDone.type:
-        usage = data.get("usage")
-        known = {f.name for f in dataclasses.fields(Usage)}
-        usage = {k: v for k, v in usage.items() if k in known} if isinstance(usage, dict) else None
-        return TranscriptionDone(text=str(data.get("text") or ""), usage=Usage(**usage) if usage is not None else None)
+        return TranscriptionDone(text=str(data.get("text") or ""), usage=_usage(data.get("usage")))
     if kind == TranscriptionProvisional.type:
         return TranscriptionProvisional(text=str(data.get("text") or ""))
     if kind == ErrorEvent.type:
-        return ErrorEvent(error=str(data.get("error", "")), code=data.get("code"))
+        code = data.get("code")
+        return ErrorEvent(error=str(data.get("error", "")), code=code if isinstance(code, str) else None)
     return None
+
+
+def _usage(value: object) -> Usage | None:
+    """A server's ``usage`` object, fields of the wrong type read as their defaults."""
+    if not isinstance(value, dict):
+        return None
+    details = {
+        k: v for k in ("prompt_tokens_details", "completion_tokens_details") if isinstance(v := value.get(k), dict)
+    }
+    return Usage(
+        prompt_tokens=_count(value.get("prompt_tokens")) or 0,
+        total_tokens=_count(value.get("total_tokens")) or 0,
+        completion_tokens=_count(value.get("completion_tokens", 0)),
+        **details,
+    )
+
+
+def _count(value: object) -> int | None:
+    """``value`` if it is a whole number (not a bool)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voxdesk.engine.errors import VoxdeskError
-from voxdesk.engine.wire.jsontext import escape_surrogates
+from voxdesk.engine.wire.jsontext import escape_surrogates, loads
 
 __all__ = [
     "MAX_DATA_BYTES",
@@ -144,8 +144,8 @@ class EventReader:
 
 def _json_object(raw: bytes, what: str) -> dict[str, Any]:
     try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError; RecursionError: nested too deep
+        value = loads(raw)
+    except ValueError:
         raise FramingError(f"{what} is not valid JSON") from None
     if not isinstance(value, dict):
         raise FramingError(f"{what} is not a JSON object")
