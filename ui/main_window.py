@@ -44,6 +44,7 @@ from voxdesk.app.listening.capture import AudioLevel, CaptureState, CaptureStatu
 from voxdesk.app.listening.controller import Controller
 from voxdesk.app.listening.events import (
     AudioDropped,
+    Concern,
     ControllerEvent,
     EngineSpeed,
     EngineState,
@@ -142,6 +143,7 @@ class MainWindow(QMainWindow):
         self.problem_banner.setWordWrap(True)
         self.problem_banner.setStyleSheet("QLabel { background: #fde2e1; color: #5c1a16; padding: 6px; }")
         self.problem_banner.hide()
+        self._problem_concern = Concern.OTHER
         self.speed_banner = QLabel()
         self.speed_banner.setAccessibleName("Engine speed")
         self.speed_banner.setWordWrap(True)
@@ -355,7 +357,7 @@ class MainWindow(QMainWindow):
         elif isinstance(event, CaptureStatus):
             self._show_capture(event)
         elif isinstance(event, Problem):
-            self.show_problem(event.message)
+            self.show_problem(event.message, event.concern)
             if event.offers_restart:
                 self.restart_button.show()
         elif isinstance(event, EngineSpeed):
@@ -365,10 +367,17 @@ class MainWindow(QMainWindow):
             self.dropped_label.setText(event.message[:1].upper() + event.message[1:])
             self.dropped_label.show()
 
-    def show_problem(self, message: str) -> None:
-        """Show a problem in plain words; it stays until the next one or a good outcome."""
+    def show_problem(self, message: str, concern: Concern = Concern.OTHER) -> None:
+        """Show a problem in plain words; it stays until the next one or a good outcome of its
+        ``concern`` (a problem with a file stays when the engine gets ready)."""
         self.problem_banner.setText(message[:1].upper() + message[1:])
         self.problem_banner.show()
+        self._problem_concern = concern
+
+    def _resolve(self, concern: Concern) -> None:
+        """A good outcome of ``concern``: the problem shown ends if it is about that."""
+        if self._problem_concern is concern:
+            self.problem_banner.hide()
 
     def _show_listening(self, event: ListeningChanged) -> None:
         self.listen_button.setChecked(event.listening)
@@ -412,14 +421,14 @@ class MainWindow(QMainWindow):
         if loading and status.progress is not None:
             self.engine_progress.setValue(round(status.progress * 100))
         if status.state == EngineState.READY:
-            self.problem_banner.hide()
+            self._resolve(Concern.ENGINE)
 
     def _show_capture(self, status: CaptureStatus) -> None:
         self.device_label.setText(status.message)
         if status.state == CaptureState.OPEN:
-            self.problem_banner.hide()
+            self._resolve(Concern.MICROPHONE)
         else:
-            self.show_problem(status.message)
+            self.show_problem(status.message, Concern.MICROPHONE)
 
     def _show_latency(self, event: UtteranceFinal) -> None:
         utterance = event.utterance

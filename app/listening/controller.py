@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from voxdesk.app.engines import EngineFactory, build_engine, describe_engine
 from voxdesk.app.listening.capture import AudioCapture, AudioLevel, CaptureState, CaptureStatus
 from voxdesk.app.listening.events import (
+    Concern,
     ControllerEvent,
     EngineSpeed,
     EngineState,
@@ -197,7 +198,7 @@ class Controller:
     async def _load_failed(self, engine: StreamingEngine | None, message: str) -> bool:
         self._listen_when_ready = False
         self._set_status(EngineState.FAILED, message)
-        self._emit(Problem(message))
+        self._emit(Problem(message, concern=Concern.ENGINE))
         if engine is None:
             return False
         try:
@@ -211,14 +212,16 @@ class Controller:
             self._set_status(EngineState.RECONNECTING, error.message)
             return
         if error.fatal and error.engine_fault == EngineFault.SESSION:
-            self._emit(Problem(error.message, offers_restart=True))  # the next audio opens a new stream
+            self._emit(
+                Problem(error.message, offers_restart=True, concern=Concern.ENGINE)
+            )  # the next audio opens a new stream
             return
         if error.fatal and (error.restart_helps or error.code == StreamErrorCode.CONNECTION_LOST):
             self._engine_failed(error.message)
             return
         if error.code == StreamErrorCode.UNAUTHORIZED:
             self._set_status(EngineState.FAILED, error.message)
-        self._emit(Problem(error.message))
+        self._emit(Problem(error.message, concern=Concern.ENGINE))
 
     def _engine_failed(self, message: str) -> None:
         """The engine can no longer transcribe (it stopped, its servers are gone): the status and
@@ -226,7 +229,7 @@ class Controller:
         stays) until :meth:`restart_engine` starts it again."""
         if (self._status.state, self._status.detail) != (EngineState.FAILED, message):
             self._set_status(EngineState.FAILED, message)
-            self._emit(Problem(message, offers_restart=True))
+            self._emit(Problem(message, offers_restart=True, concern=Concern.ENGINE))
         if self.listening:
             self._resume_listening = True
             self._spawn(self.stop_listening())
@@ -249,7 +252,11 @@ class Controller:
             if self._status.state == EngineState.LOADING:
                 self._listen_when_ready = True
             else:
-                self._emit(Problem(f"no speech engine is running ({self._status.detail or 'none chosen'})"))
+                self._emit(
+                    Problem(
+                        f"no speech engine is running ({self._status.detail or 'none chosen'})", concern=Concern.ENGINE
+                    )
+                )
             return
         capture = self._capture_factory(
             self.settings.audio.device, on_status=self._on_capture_status, on_level=self._on_level

@@ -11,6 +11,7 @@ from voxdesk.engine.events import UtteranceStats
 
 __all__ = [
     "AudioDropped",
+    "Concern",
     "ControllerEvent",
     "EngineSpeed",
     "EngineState",
@@ -91,6 +92,15 @@ class AudioDropped:
         return f"dropped {self.seconds:.1f} s of audio: the engine could not keep up"
 
 
+class Concern(enum.Enum):
+    """What a problem is about: a good outcome of the same concern (the engine ready, the
+    microphone open) ends it; any other (a file, the history, an action) stays until the next."""
+
+    ENGINE = "engine"
+    MICROPHONE = "microphone"
+    OTHER = "other"
+
+
 @dataclass(frozen=True)
 class Problem:
     """Something the user should read, in plain words; ``offers_restart``: the engine failed,
@@ -98,6 +108,7 @@ class Problem:
 
     message: str
     offers_restart: bool = False
+    concern: Concern = Concern.OTHER
 
 
 ControllerEvent = (

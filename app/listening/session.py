@@ -28,7 +28,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from voxdesk.app.listening.capture import AudioCapture, MicrophoneUnavailable
-from voxdesk.app.listening.events import AudioDropped, ControllerEvent, Problem, TranscriptChanged, UtteranceFinal
+from voxdesk.app.listening.events import (
+    AudioDropped,
+    Concern,
+    ControllerEvent,
+    Problem,
+    TranscriptChanged,
+    UtteranceFinal,
+)
 from voxdesk.app.listening.transcript import Transcript, Utterance
 from voxdesk.engine.audio.endpoint import EndpointSettings
 from voxdesk.engine.audio.gate import GateAudio, GateEvent, GateStarted, GateStopped, SpeechGate
@@ -106,7 +113,7 @@ class ListeningSession:
                 async for chunk, captured_at in chunks:
                     self._take(chunk, captured_at)
         except MicrophoneUnavailable as exc:
-            self._emit(Problem(str(exc)))
+            self._emit(Problem(str(exc), concern=Concern.MICROPHONE))
 
     def break_stream(self) -> None:
         """End the stream in progress so its utterance gets a final text (the microphone went
@@ -205,7 +212,7 @@ class ListeningSession:
                 elif isinstance(event, StreamError):
                     self._on_stream_error(event)
         except AudioFormatError as exc:
-            self._emit(Problem(f"the microphone sent audio the engine cannot use: {exc}"))
+            self._emit(Problem(f"the microphone sent audio the engine cannot use: {exc}", concern=Concern.MICROPHONE))
         except Exception as exc:
             logger.exception("engine stream failed")
             seconds = self._samples / SAMPLE_RATE - offset

@@ -47,8 +47,10 @@ class Recorder:
         return [(at, event) for at, event in self.events if isinstance(event, kind)]
 
 
-def start_desktop(qtbot: QtBot, settings: Settings) -> tuple[Desktop, Recorder, asyncio.Task[None]]:
-    desktop = Desktop(settings, [], save_changes=False, action_services=recording_services())
+def start_desktop(
+    qtbot: QtBot, settings: Settings, warnings: tuple[str, ...] = ()
+) -> tuple[Desktop, Recorder, asyncio.Task[None]]:
+    desktop = Desktop(settings, list(warnings), save_changes=False, action_services=recording_services())
     qtbot.addWidget(desktop.window)
     recorder = Recorder()
     desktop.controller.subscribe(recorder)
@@ -146,6 +148,18 @@ def serve_port() -> Iterator[int]:
     yield port
     process.terminate()
     process.wait(timeout=30)
+
+
+def test_a_startup_warning_stays_in_view_once_the_engine_is_ready(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop
+) -> None:
+    warning = "the settings file settings.toml is not UTF-8: its damaged copy is settings.toml.damaged"
+    desktop, _, run = start_desktop(qtbot, Settings(), (warning,))
+    assert (
+        desktop.window.problem_banner.isVisible()
+        and "settings.toml is not UTF-8" in desktop.window.problem_banner.text()
+    )
+    stop_desktop(qtbot, desktop, run)
 
 
 def test_remote_mode_against_voxdesk_serve(

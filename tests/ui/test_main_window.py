@@ -10,6 +10,7 @@ from voxdesk.app.listening.capture import AudioLevel, CaptureState, CaptureStatu
 from voxdesk.app.listening.controller import Controller
 from voxdesk.app.listening.events import (
     AudioDropped,
+    Concern,
     EngineSpeed,
     EngineState,
     EngineStatus,
@@ -92,7 +93,7 @@ def test_engine_status_loading_progress_then_failure_in_plain_words(qtbot: QtBot
     assert "loading: importing vLLM" in window.engine_status.text()
     message = "local GPU mode needs vLLM: install it with pip install 'voxdesk[gpu]'"
     controller.report(EngineStatus(EngineState.FAILED, "local GPU (vLLM, m)", message))
-    controller.report(Problem(message))
+    controller.report(Problem(message, concern=Concern.ENGINE))  # as the controller reports a failed load
     assert not window.engine_progress.isVisible()
     assert "failed" in window.engine_status.text()
     assert window.problem_banner.isVisible() and "Local GPU mode needs vLLM" in window.problem_banner.text()
@@ -125,6 +126,23 @@ def test_lost_microphone_is_shown_and_text_stays(qtbot: QtBot) -> None:
     assert window.problem_banner.isVisible() and "stopped working" in window.problem_banner.text()
     assert window.device_label.text() == "the microphone 'USB mic' stopped working"
     assert window.transcript_view.committed_text() == "keep this"
+    controller.report(CaptureStatus(CaptureState.OPEN, "USB mic", "listening on USB mic"))
+    assert not window.problem_banner.isVisible()
+
+
+def test_a_problem_with_a_file_stays_when_the_engine_gets_ready_and_a_microphone_one_until_it_opens(
+    qtbot: QtBot,
+) -> None:
+    controller, window = make_window(qtbot)
+    warning = "the settings file settings.toml is not UTF-8: its damaged copy is settings.toml.damaged"
+    window.show_problem(warning)  # as the desktop shows what it found at startup
+    controller.report(EngineStatus(EngineState.READY, "built-in CPU engine", "ready"))
+    controller.report(CaptureStatus(CaptureState.OPEN, "USB mic", "listening on USB mic"))
+    assert window.problem_banner.isVisible() and "settings.toml is not UTF-8" in window.problem_banner.text()
+
+    controller.report(CaptureStatus(CaptureState.LOST, "USB mic", "the microphone 'USB mic' stopped working"))
+    controller.report(EngineStatus(EngineState.READY, "built-in CPU engine", "ready"))
+    assert window.problem_banner.isVisible() and "stopped working" in window.problem_banner.text()
     controller.report(CaptureStatus(CaptureState.OPEN, "USB mic", "listening on USB mic"))
     assert not window.problem_banner.isVisible()
 
