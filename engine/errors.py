@@ -22,7 +22,7 @@ The third names the module that defines it, below ``voxdesk``.
     ├── WyomingAddressError    exit 1          engine.wire          a ``--wyoming`` or server address that is not tcp://HOST:PORT
     ├── ServerLost             its own code    engine.failover      a lost server: connection_lost, then the next one
     ├── KeyRefused             exit 1          engine.remote        a server refused the API key (an EngineUnavailable)
-    ├── UnreadableFrame        its own code    engine.remote        a server frame the client cannot read: that server is left
+    ├── UnreadableFrame        its own code    engine.remote        an unreadable server frame: that server is left
     ├── AudioFileError         exit 1          app.files            a file that cannot be read as audio
     ├── ContainerError         exit 1          app.files            no audio track PyAV decodes (becomes AudioFileError)
     ├── HistoryError           exit 1          app.history          a history request that failed
