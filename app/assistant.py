@@ -33,7 +33,7 @@ class Assistant:
         services.stop_listening = services.stop_listening or self.controller.request_stop
         # Mistakes in the command files are shown as problems, like those of the settings.
         self.commands = CommandSource(on_problems=self._command_problems)
-        self.center = ActionCenter(settings.actions, services, commands=self.commands)
+        self.center = ActionCenter(settings.actions, services, commands=self.commands, writing=settings.writing)
         self.actions = VoiceActions(self.controller, self.center, self.history)
         self.file_runner = EngineFileRunner(history_store, settings.engine)
         self.files = FileQueue(self.file_runner)
@@ -52,7 +52,7 @@ class Assistant:
         """Use new settings: the engine, microphone and listening options, the actions', and the
         Whisper model and device for files from the next one on."""
         await self.controller.apply_settings(settings)
-        self.center.update_settings(settings.actions)
+        self.center.update_settings(settings.actions, settings.writing)
         self.file_runner.use(settings.engine)
 
     async def aclose(self) -> None:

@@ -1,4 +1,5 @@
-"""System-wide shortcuts: a start/stop key combination and a hold-to-talk key (pynput).
+"""System-wide shortcuts: a start/stop key combination, a hold-to-talk key and a combination
+per writing mode (pynput).
 
 They work on X11, Windows and macOS (which asks the user to allow input monitoring). On
 Wayland a program cannot see keys pressed in other windows; :func:`unavailable_reason` says
@@ -8,10 +9,11 @@ so, and the in-window shortcuts and tray icon remain.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = ["GlobalHotkeys", "to_pynput_combination", "unavailable_reason"]
@@ -71,9 +73,13 @@ class GlobalHotkeys:
         on_toggle: Callable[[], None],
         on_hold_press: Callable[[], None],
         on_hold_release: Callable[[], None],
+        mode_shortcuts: Mapping[str, str] | None = None,
+        on_mode: Callable[[str], None] = lambda name: None,
     ) -> None:
         self.toggle_shortcut = toggle_shortcut
         self.hold_key = hold_key
+        self.mode_shortcuts = dict(mode_shortcuts or {})
+        self._on_mode = on_mode
         self._on_toggle = on_toggle
         self._on_hold_press = on_hold_press
         self._on_hold_release = on_hold_release
@@ -81,17 +87,20 @@ class GlobalHotkeys:
         self._held = False
 
     def start(self) -> str | None:
-        """Start listening; returns why it could not (in plain words), or ``None``."""
+        """Start listening; returns why it could not, or which mode shortcuts it left out (in
+        plain words), or ``None``."""
         if reason := unavailable_reason():
             return reason
         loop = asyncio.get_running_loop()
+        combinations, left_out = self._mode_combinations(loop)
         try:
             from pynput import keyboard
 
             if self.toggle_shortcut:
                 combination = to_pynput_combination(self.toggle_shortcut)
-                hotkeys = keyboard.GlobalHotKeys({combination: lambda: loop.call_soon_threadsafe(self._on_toggle)})
-                self._listeners.append(hotkeys)
+                combinations[combination] = lambda: loop.call_soon_threadsafe(self._on_toggle)
+            if combinations:
+                self._listeners.append(keyboard.GlobalHotKeys(combinations))
             if self.hold_key:
                 self._listeners.append(self._hold_listener(keyboard, _pynput_key(self.hold_key), loop))
             for listener in self._listeners:
@@ -101,7 +110,20 @@ class GlobalHotkeys:
             self.stop()
             logger.warning("global shortcuts unavailable: %s", exc)
             return f"System-wide shortcuts are unavailable here ({exc}); use the in-window shortcuts."
-        return None
+        return "; ".join(left_out) or None
+
+    def _mode_combinations(self, loop: asyncio.AbstractEventLoop) -> tuple[dict[str, Callable[[], object]], list[str]]:
+        """pynput's combinations for the mode shortcuts, and a line for each that cannot be one."""
+        combinations: dict[str, Callable[[], object]] = {}
+        left_out = []
+        for mode, shortcut in self.mode_shortcuts.items():
+            try:
+                combination = to_pynput_combination(shortcut)
+            except (ValueError, AttributeError):  # AttributeError: a shortcut that is not text
+                left_out.append(f"ignored writing.mode_shortcuts.{mode}: cannot use {shortcut!r} as a shortcut")
+                continue
+            combinations[combination] = functools.partial(loop.call_soon_threadsafe, self._on_mode, mode)
+        return combinations, left_out
 
     def _hold_listener(self, keyboard: Any, key: Any, loop: asyncio.AbstractEventLoop) -> Any:
         def pressed(pressed_key: Any) -> None:

@@ -92,6 +92,8 @@ class WritingSettings:
     mode: str = "plain"  # the mode dictation is written in (voxdesk.app.writing.modes)
     vocabulary: list[str] = field(default_factory=list)  # entries, each a line of a vocabulary file
     replacements: list[str] = field(default_factory=list)  # rules, each a line of a replacements file
+    # A mode's name -> a system-wide shortcut that writes the next utterances in it (pressed again: by the app).
+    mode_shortcuts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -138,8 +140,16 @@ def _coerce(value: Any, default: Any) -> Any:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     elif isinstance(value, type(default)):
+        odd = [item for item in _items(value) if not isinstance(item, str)] if isinstance(value, list | dict) else []
+        if odd:
+            raise TypeError(f"expected text in each entry, got {type(odd[0]).__name__}")
         return value
     raise TypeError(f"expected {type(default).__name__}, got {type(value).__name__}")
+
+
+def _items(container: list[Any] | dict[Any, Any]) -> list[Any]:
+    """A list's entries; a table's keys and values (every container in the settings holds text)."""
+    return list(container) if isinstance(container, list) else [*container, *container.values()]
 
 
 def settings_from_dict(data: dict[str, Any]) -> tuple[Settings, list[str]]:

@@ -9,7 +9,7 @@ import logging
 from voxdesk.app.actions import ActionCenter, ActionRecord
 from voxdesk.app.history.live import LiveHistory
 from voxdesk.app.listening.controller import Controller
-from voxdesk.app.listening.events import ControllerEvent, Problem, UtteranceFinal
+from voxdesk.app.listening.events import ControllerEvent, Problem, TranscriptChanged, UtteranceFinal
 from voxdesk.app.listening.transcript import Utterance
 
 __all__ = ["VoiceActions"]
@@ -30,6 +30,8 @@ class VoiceActions:
         self._forget_records = center.add_record_listener(self._on_record)
 
     def _on_event(self, event: ControllerEvent) -> None:
+        if isinstance(event, TranscriptChanged):
+            self.center.transcript_changed(event.utterance)
         if isinstance(event, UtteranceFinal) and event.utterance.committed.strip():
             self._waiting.put_nowait(event.utterance)
             if self._worker is None or self._worker.done():

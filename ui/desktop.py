@@ -176,13 +176,16 @@ class Desktop:
                 self.window.show_problem(f"could not save the settings: {exc}")
 
     def _make_hotkeys(self) -> GlobalHotkeys:
-        listening = self.settings.listening
+        settings = self.controller.settings  # the newest: the settings dialog replaces it
+        listening = settings.listening
         return GlobalHotkeys(
             listening.toggle_shortcut,
             listening.hold_to_talk_key,
             on_toggle=lambda: self.controller.toggle_listening(ListenTrigger.GLOBAL_SHORTCUT),
             on_hold_press=self.controller.hold_pressed,
             on_hold_release=self.controller.hold_released,
+            mode_shortcuts=settings.writing.mode_shortcuts,
+            on_mode=self.assistant.center.dictation.toggle,
         )
 
     def _make_tray(self) -> QSystemTrayIcon | None:
@@ -275,7 +278,11 @@ class Desktop:
                 save_with_keys(settings)
             except OSError as exc:
                 self.window.show_problem(f"could not save the settings: {exc}")
-        shortcuts_changed = settings.listening != self.controller.settings.listening
+        old = self.controller.settings
+        shortcuts_changed = (settings.listening, settings.writing.mode_shortcuts) != (
+            old.listening,
+            old.writing.mode_shortcuts,
+        )
         await self.assistant.apply_settings(settings)
         if shortcuts_changed:
             self.hotkeys.stop()

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from voxdesk.app.actions.center import ActionCenter, ActionRecord
+from voxdesk.app.actions.dictation import ModeChoice
 from voxdesk.app.listening.capture import AudioLevel, CaptureState, CaptureStatus
 from voxdesk.app.listening.controller import Controller
 from voxdesk.app.listening.events import (
@@ -204,6 +205,14 @@ class MainWindow(QMainWindow):
         self.actions_bridge = ActionsBridge(center, self)
         self.actions_bridge.record_changed.connect(self._show_action)
         self.transcript_view.action_requested.connect(self.act)
+        self.mode_chip = QLabel()
+        self.mode_chip.setAccessibleName("Writing mode")
+        self.mode_chip.setToolTip(
+            "The mode dictation is written in: by a mode shortcut, the focused application or the settings"
+        )
+        self.statusBar().addPermanentWidget(self.mode_chip)
+        self._show_mode_choice(center.dictation.choice)
+        center.dictation.add_choice_listener(self._show_mode_choice)
         menu = self.menuBar().addMenu("Act&ions")
         for text, keys, verb in (
             ("Confirm the waiting action", "Ctrl+Return", "confirm"),
@@ -214,6 +223,9 @@ class MainWindow(QMainWindow):
             action.setShortcuts([QKeySequence(keys), *([QKeySequence("Ctrl+Enter")] if verb == "confirm" else [])])
             action.triggered.connect(partial(self.act_on_newest, verb))
             menu.addAction(action)
+
+    def _show_mode_choice(self, choice: ModeChoice) -> None:
+        self.mode_chip.setText(f"Writing: {choice.label}")
 
     def act(self, verb: str, record_id: int) -> None:
         """Confirm, cancel or undo one action."""

@@ -14,18 +14,21 @@ import dataclasses
 import enum
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from voxdesk.app.actions.commands import Command, CommandSource
-from voxdesk.app.actions.executors import ActionRequest, Executor, Undo
+from voxdesk.app.actions.dictation import Dictation
+from voxdesk.app.actions.executors import ActionRequest, Executor, Outcome, Undo
+from voxdesk.app.actions.focus import FocusProbe, choose_focus_probe
 from voxdesk.app.actions.kinds import Action, ActionMode, RecordSource, SlotValue
 from voxdesk.app.actions.matching import DEFAULT_THRESHOLD, Match, match_utterance, strip_wake_phrase
 from voxdesk.app.actions.ports import ActionError
 from voxdesk.app.actions.registry import ACTIONS, describe
 from voxdesk.app.actions.services import Services
-from voxdesk.app.settings import ActionSettings
+from voxdesk.app.listening.transcript import Utterance
+from voxdesk.app.settings import ActionSettings, WritingSettings
 
 __all__ = ["ActionCenter", "ActionRecord", "ActionStatus", "IntentFallback"]
 
@@ -93,7 +96,8 @@ class ActionCenter:
 
     ``services`` are the injected desktop pieces (tests inject recording ones); ``commands``
     defaults to the shipped commands plus the user's file; ``fallback`` asks an LLM when
-    nothing matches (built from the settings when ``settings.llm_fallback`` is on).
+    nothing matches (built from the settings when ``settings.llm_fallback`` is on). Dictation
+    is written by the modes of ``writing`` (:class:`~voxdesk.app.actions.dictation.Dictation`).
     """
 
     def __init__(
@@ -105,6 +109,7 @@ class ActionCenter:
         fallback: IntentFallback | None = None,
         threshold: float = DEFAULT_THRESHOLD,
         clock: Callable[[], float] = time.time,
+        writing: WritingSettings | None = None,
     ) -> None:
         self.settings = settings
         self.services = services if services is not None else Services()
@@ -113,6 +118,9 @@ class ActionCenter:
         self.threshold = threshold
         self._clock = clock
         self._executor = Executor(self.services, settings, self)
+        self.dictation = Dictation(
+            writing or WritingSettings(), self._executor.keyboard, self._focus_probe, on_warning=self._warning
+        )
         self._mode = _mode_of(settings.mode) or ActionMode.COMMAND
         self._records: collections.OrderedDict[int, ActionRecord] = collections.OrderedDict()
         self._commands: dict[int, Command] = {}  # the command behind each record
@@ -144,8 +152,10 @@ class ActionCenter:
             self._log_line(f"switched to {new_mode} mode")
             self._emit(self._listeners.mode, new_mode)
 
-    def update_settings(self, settings: ActionSettings) -> None:
-        """Use new settings (wake phrase, search address, LLM); the mode follows a changed setting."""
+    def update_settings(self, settings: ActionSettings, writing: WritingSettings | None = None) -> None:
+        """Use new settings (wake phrase, search address, LLM, writing); the mode follows a changed setting."""
+        if writing is not None:
+            self.dictation.settings = writing
         old_mode = self.settings.mode
         self.settings = settings
         self._executor.settings = settings
@@ -193,6 +203,11 @@ class ActionCenter:
 
     # ---- the flow --------------------------------------------------------------------------
 
+    def transcript_changed(self, utterance: Utterance) -> None:
+        """An utterance's text changed while it is spoken: in dictation mode, type it live."""
+        if self._mode is ActionMode.DICTATION and not utterance.final:
+            self.dictation.committed(utterance.id, utterance.committed)
+
     async def handle_utterance(self, text: str, utterance_id: int | None = None) -> ActionRecord | None:
         """Act on one final utterance; returns its record (a copy), or None when it was no command.
 
@@ -209,6 +224,7 @@ class ActionCenter:
                 control = [c for c in commands if c.dictation]
                 found = match_utterance(addressed, control, threshold=self.threshold)
                 if found is not None:
+                    await self.dictation.erase(utterance_id)  # what it typed live was no text
                     return await self._start(found, text, utterance_id, "phrase")
             return await self._dictate(text, utterance_id)
         if addressed is None:
@@ -281,13 +297,35 @@ class ActionCenter:
             self._warning(f"the LLM fallback failed: {error}")
             return None
 
+    def _focus_probe(self) -> FocusProbe:
+        if self.services.focus is None:
+            self.services.focus = choose_focus_probe()
+        return self.services.focus
+
     async def _dictate(self, text: str, utterance_id: int | None) -> ActionRecord:
         # A trailing space keeps consecutive utterances apart; "scratch that" removes it too.
         values: dict[str, SlotValue] = {"text": text + " "}
         preview = describe(Action.TYPE, ActionRequest({"text": text}))
         record = self._new("dictation", Action.TYPE, values, preview, text, utterance_id)
         record.source = "dictation"
-        await self._execute(record)
+
+        async def write() -> Outcome:
+            keyboard = self._executor.keyboard()
+            target = await keyboard.focused_window()
+            written = await self.dictation.finish(utterance_id, text)
+            typed = written.typed
+            record.slots = {"text": typed, "mode": written.mode}
+            # The history keeps the raw text as the utterance; this note keeps the written text and mode.
+            record.preview = f"{describe(Action.TYPE, ActionRequest({'text': written.text}))} ({written.mode} mode)"
+
+            async def undo() -> str:
+                await keyboard.backspace(len(typed))
+                return f"removed {len(typed)} characters"
+
+            into = f" into “{target}”" if target else ""
+            return Outcome(f"typed {len(typed)} characters{into} with {keyboard.name}", undo)
+
+        await self._execute(record, write)
         return _copy(record)
 
     async def _start(self, found: Match, text: str, utterance_id: int | None, source: RecordSource) -> ActionRecord:
@@ -333,14 +371,18 @@ class ActionCenter:
             self._commands.pop(old_id, None)
         return record
 
-    async def _execute(self, record: ActionRecord) -> None:
+    async def _execute(self, record: ActionRecord, perform: Callable[[], Awaitable[Outcome]] | None = None) -> None:
+        """Run the record's action (or ``perform``, dictation's own typing) and record how it went."""
         record.status = ActionStatus.RUNNING
         self._changed(record)
         command = self._commands.get(record.id)
         run = command.run if command is not None and command.run is not None else ()
         request = ActionRequest(record.slots, run)
         try:
-            outcome = await ACTIONS[record.action].execute(self._executor, request)
+            if perform is not None:
+                outcome = await perform()
+            else:
+                outcome = await ACTIONS[record.action].execute(self._executor, request)
         except ActionError as error:
             self._finish(record, ActionStatus.FAILED, str(error))
             return

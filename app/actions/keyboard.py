@@ -6,7 +6,6 @@ options), never through a shell and never interpolated into a script.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import shutil
@@ -14,6 +13,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
+from voxdesk.app.actions.focus import read_output
 from voxdesk.app.actions.keys import KeyCombo
 from voxdesk.app.actions.ports import ActionError, Keyboard, ProcessRunner
 from voxdesk.app.actions.process import run_process
@@ -27,7 +27,6 @@ __all__ = [
 ]
 
 _WAIT_S = 60.0
-_NAME_WAIT_S = 2.0
 
 
 async def _run(runner: ProcessRunner, argv: Sequence[str]) -> None:
@@ -68,21 +67,7 @@ class XdotoolKeyboard:
             await _run(self._runner, argv)
 
     async def focused_window(self) -> str | None:
-        try:
-            process = await asyncio.create_subprocess_exec(
-                "xdotool",
-                "getwindowfocus",
-                "getwindowname",
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL,
-            )
-            out, _ = await asyncio.wait_for(process.communicate(), _NAME_WAIT_S)
-        except (OSError, TimeoutError):
-            return None
-        if process.returncode != 0:
-            return None
-        return out.decode(errors="replace").strip() or None
+        return await read_output(["xdotool", "getwindowfocus", "getwindowname"]) or None
 
 
 class WtypeKeyboard:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from voxdesk.app.actions.focus import FocusProbe
 from voxdesk.app.actions.launcher import SystemAppLauncher, open_url_in_browser
 from voxdesk.app.actions.ports import AppLauncher, Clipboard, Keyboard, Notifier, ProcessRunner, UrlOpener
 from voxdesk.app.actions.process import run_process
@@ -23,3 +24,4 @@ class Services:
     launcher: AppLauncher = field(default_factory=SystemAppLauncher)
     keyboard: Keyboard | None = None  # None: the backend for this desktop, chosen at first use
     run_process: ProcessRunner = run_process
+    focus: FocusProbe | None = None  # None: the probe for this desktop, chosen at first use

@@ -3,7 +3,7 @@ replacement rules.
 
 :data:`DEFAULT_MODES` are built in; :func:`mode_named` picks one by name. A mode lists the
 window classes or process names of the applications it is meant for (``app_classes``), for
-picking it by the focused application; nothing picks it that way yet.
+picking it by the focused application (:mod:`voxdesk.app.actions.focus`).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ class Mode:
     replacements: tuple[Replacement, ...] = ()
     app_classes: tuple[str, ...] = ()  # e.g. "gnome-terminal-server", "Slack": the apps it is for
     language: str = "en"  # the tables of spoken punctuation and numbers it uses
+    live_typing: bool = True  # typed while spoken; off where keystrokes have side effects (terminals)
 
     def __post_init__(self) -> None:
         if self.language not in PUNCTUATION_TABLES or self.language not in NUMBER_TABLES:
@@ -75,6 +76,7 @@ DEFAULT_MODES = (
         "terminals and editors: no punctuation of the recognizer's, no capital at the start",
         _WORDS | {Step.NO_AUTO_PUNCTUATION, Step.NO_START_CAPITAL},
         app_classes=("gnome-terminal-server", "konsole", "xterm", "Alacritty", "kitty", "Code"),
+        live_typing=False,
     ),
 )
 

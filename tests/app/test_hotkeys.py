@@ -29,6 +29,16 @@ def test_wayland_and_no_display_are_explained(monkeypatch: pytest.MonkeyPatch) -
     assert "X11 display" in (unavailable_reason() or "")
 
 
+async def stop_and_join(hotkeys: GlobalHotkeys, env: dict[str, str]) -> None:
+    """Stop the shortcuts and see their listener threads end (on X11, at the next key event)."""
+    threads: list[threading.Thread] = list(hotkeys._listeners)
+    hotkeys.stop()
+    await asyncio.to_thread(subprocess.run, ["xdotool", "key", "shift"], env=env, check=True)
+    for thread in threads:
+        await asyncio.to_thread(thread.join, 10)
+        assert not thread.is_alive()
+
+
 def test_toggle_and_hold_keys_pressed_anywhere_reach_the_app(x_display: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DISPLAY", x_display)
     monkeypatch.delenv("XDG_SESSION_TYPE", raising=False)
@@ -49,14 +59,37 @@ def test_toggle_and_hold_keys_pressed_anywhere_reach_the_app(x_display: str, mon
                 await asyncio.to_thread(subprocess.run, ["xdotool", *keys], env=env, check=True)
                 await asyncio.sleep(0.3)
         finally:
-            hotkeys.stop()
-            before = threading.active_count()
-            await asyncio.to_thread(subprocess.run, ["xdotool", "key", "shift"], env=env, check=True)
-            for _ in range(50):  # a stopped listener's thread ends at the next key event
-                if threading.active_count() <= before - 2:
-                    break
-                await asyncio.sleep(0.05)
-            assert threading.active_count() <= before - 2
+            await stop_and_join(hotkeys, env)
         return heard
 
     assert asyncio.run(scenario()) == ["toggle", "hold", "release"]  # a repeated press is one hold
+
+
+def test_a_mode_shortcut_that_is_no_shortcut_is_left_out_with_its_name_and_the_rest_work(
+    x_display: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DISPLAY", x_display)
+    monkeypatch.delenv("XDG_SESSION_TYPE", raising=False)
+    env = {**os.environ, "DISPLAY": x_display}
+
+    async def scenario() -> tuple[str | None, str]:
+        chosen: asyncio.Queue[str] = asyncio.Queue()
+        hotkeys = GlobalHotkeys(
+            "",
+            "",
+            on_toggle=lambda: None,
+            on_hold_press=lambda: None,
+            on_hold_release=lambda: None,
+            mode_shortcuts={"code": "Ctrl++", "prose": "Ctrl+Alt+P"},
+            on_mode=chosen.put_nowait,
+        )
+        said = hotkeys.start()
+        try:
+            await asyncio.to_thread(subprocess.run, ["xdotool", "key", "ctrl+alt+p"], env=env, check=True)
+            return said, await asyncio.wait_for(chosen.get(), 10)
+        finally:
+            await stop_and_join(hotkeys, env)
+
+    said, mode = asyncio.run(scenario())
+    assert said == "ignored writing.mode_shortcuts.code: cannot use 'Ctrl++' as a shortcut"
+    assert mode == "prose"

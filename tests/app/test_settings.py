@@ -20,6 +20,7 @@ def test_round_trip_through_the_config_folder() -> None:
     settings.audio.device = "USB Microphone"
     settings.engine.kind, settings.engine.server_url, settings.engine.api_key = EngineKind.REMOTE, "wss://asr:8000", "k"
     settings.listening.silence_ms, settings.history.keep, settings.actions.llm_timeout_s = 450, False, 2.5
+    settings.writing.vocabulary, settings.writing.mode_shortcuts = ["Kubernetes"], {"code": "Ctrl+Alt+C"}
     path = save_settings(settings)
     assert path == settings_path() and path.read_text().startswith("[audio]")
     assert load_settings() == (settings, [])
@@ -42,6 +43,20 @@ def test_mistakes_fall_back_per_value_and_are_reported(tmp_path: Path) -> None:
         "ignored listening.silence_ms: expected int, got str",
         "ignored unknown setting [colour]",
         "ignored unknown setting audio.microphone",
+    ]
+
+
+def test_lists_and_tables_of_text_take_only_text(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_text(
+        '[writing]\nvocabulary = ["Kubernetes", 3]\nreplacements = ["a -> b"]\n[writing.mode_shortcuts]\ncode = 5\n'
+    )
+    settings, warnings = load_settings(path)
+    assert (settings.writing.vocabulary, settings.writing.replacements) == ([], ["a -> b"])
+    assert settings.writing.mode_shortcuts == {}
+    assert warnings == [
+        "ignored writing.vocabulary: expected text in each entry, got int",
+        "ignored writing.mode_shortcuts: expected text in each entry, got int",
     ]
 
 

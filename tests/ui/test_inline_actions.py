@@ -11,13 +11,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 from pytestqt.qtbot import QtBot
 
-from tests.app.actions.fakes import RecordingKeyboard, RecordingNotifier, recording_services
+from tests.app.actions.fakes import RecordingKeyboard, RecordingNotifier, StaticProbe, recording_services
 from tests.conftest import fixture_path
 from tests.desktop_rig import VirtualMic
 from tests.speech_fixtures import Fixture
 from tests.ui.test_desktop_live import listen, play_and_wait_for_final, start_desktop, stop_desktop
 from voxdesk.app.actions.center import ActionCenter, ActionRecord, ActionStatus
 from voxdesk.app.actions.commands import CommandSource, user_commands_path
+from voxdesk.app.actions.focus import FocusedApp
 from voxdesk.app.listening.controller import Controller
 from voxdesk.app.listening.events import TranscriptChanged
 from voxdesk.app.listening.transcript import Utterance
@@ -185,3 +186,18 @@ def test_spoken_command_waits_in_the_transcript_then_confirm_and_undo(
     notifier = center.services.notifier
     assert isinstance(notifier, RecordingNotifier) and notifier.notifications == []
     stop_desktop(qtbot, desktop, run)
+
+
+def test_the_status_bar_shows_the_writing_mode_and_why_it_was_chosen(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, window: tuple[Controller, MainWindow, ActionCenter]
+) -> None:
+    controller, main, center = window
+    assert main.mode_chip.text() == "Writing: plain"
+    center.dictation.toggle("code")
+    assert main.mode_chip.text() == "Writing: code (hotkey)"
+    center.dictation.toggle("code")
+    assert isinstance(center.services.focus, StaticProbe)
+    center.services.focus.app = FocusedApp("slack", "Slack")
+    center.set_mode("dictation")
+    say(qtbot, controller, center, 1, "See you soon.")
+    assert main.mode_chip.text() == "Writing: message (Slack)"

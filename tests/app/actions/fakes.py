@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from voxdesk.app.actions.focus import FocusedApp
 from voxdesk.app.actions.keys import KeyCombo
 from voxdesk.app.actions.ports import ProcessResult
 from voxdesk.app.actions.services import Services
@@ -90,6 +91,18 @@ class RecordingRunner:
         return ProcessResult(0)
 
 
+class StaticProbe:
+    """FAKE focus probe: the focused application is whatever the test sets."""
+
+    unsupported: str | None = None
+
+    def __init__(self, app: FocusedApp | None) -> None:
+        self.app = app
+
+    async def focused_app(self) -> FocusedApp | None:
+        return self.app
+
+
 def recording_services() -> Services:
     """Actions that record instead of opening, launching, typing or running anything."""
     return Services(
@@ -98,4 +111,5 @@ def recording_services() -> Services:
         launcher=RecordingLauncher(),
         keyboard=RecordingKeyboard(),
         run_process=RecordingRunner(),
+        focus=StaticProbe(None),
     )

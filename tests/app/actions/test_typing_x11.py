@@ -18,7 +18,8 @@ from voxdesk.app.actions.center import ActionCenter, ActionStatus
 from voxdesk.app.actions.commands import CommandSource
 from voxdesk.app.actions.keyboard import XdotoolKeyboard, choose_keyboard
 from voxdesk.app.actions.services import Services
-from voxdesk.app.settings import ActionSettings
+from voxdesk.app.hotkeys import GlobalHotkeys
+from voxdesk.app.settings import ActionSettings, WritingSettings
 
 pytestmark = pytest.mark.skipif(shutil.which("xdotool") is None, reason="xdotool is not installed")
 
@@ -26,21 +27,32 @@ pytestmark = pytest.mark.skipif(shutil.which("xdotool") is None, reason="xdotool
 class TextField:
     """The text field process and what it currently holds."""
 
-    def __init__(self, display: str, out: Path) -> None:
+    def __init__(
+        self, display: str, out: Path, title: str = "voxdesk-test-field", wm_class: tuple[str, str] | None = None
+    ) -> None:
         self.out = out
-        env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}
+        self.title = title
+        self.env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}
         script = Path(__file__).with_name("x11_text_field.py")
         self.process = subprocess.Popen(
-            [sys.executable, str(script), str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            [sys.executable, str(script), str(out), title],
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
         assert self.process.stdout is not None
         assert self.process.stdout.readline().strip() == b"READY"
-        # No window manager runs under Xvfb: give the field the input focus explicitly.
+        if wm_class is not None:  # the application it poses as, for picking a mode by it
+            self._xdotool("set_window", "--classname", wm_class[0], "--class", wm_class[1])
+        self.focus()
+
+    def focus(self) -> None:
+        """Give the field the input focus (no window manager runs under Xvfb to do it)."""
+        self._xdotool("windowfocus", "--sync")
+
+    def _xdotool(self, *command: str) -> None:
         subprocess.run(
-            ["xdotool", "search", "--sync", "--name", "voxdesk-test-field", "windowfocus", "--sync"],
-            env=env,
-            check=True,
-            timeout=10,
+            ["xdotool", "search", "--sync", "--name", f"^{self.title}$", *command], env=self.env, check=True, timeout=10
         )
 
     def text(self) -> str:
@@ -115,3 +127,72 @@ def test_no_typing_backend_says_what_to_install() -> None:
 
     with pytest.raises(ActionError, match=r"typing needs xdotool on X11; install it with: sudo apt install xdotool"):
         choose_keyboard({"DISPLAY": ":9"}, "linux", lambda name: None)
+
+
+def test_each_window_gets_its_applications_mode_and_a_mode_shortcut_switches(
+    x_display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two real X11 windows posing as a terminal and a chat app; the mode is read from the
+    focused window's WM_CLASS (xdotool, xprop), and a system-wide mode shortcut (pynput) wins."""
+    monkeypatch.setenv("DISPLAY", x_display)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.delenv("XDG_SESSION_TYPE", raising=False)
+    terminal = TextField(x_display, tmp_path / "terminal.txt", "voxdesk-terminal", ("xterm", "XTerm"))
+    chat = TextField(x_display, tmp_path / "chat.txt", "voxdesk-chat", ("slack", "Slack"))
+    services = Services(open_url=RecordingOpener(), launcher=RecordingLauncher(), keyboard=choose_keyboard())
+    writing = WritingSettings(vocabulary=["Kubernetes", "Grafana"])
+    center = ActionCenter(
+        ActionSettings(mode="dictation"),
+        services,
+        commands=CommandSource(user_path=tmp_path / "c.toml"),
+        writing=writing,
+    )
+
+    async def scenario() -> list[str]:
+        modes = []
+        terminal.focus()
+        modes.append(await dictate(center, "List the Cooper Netties pods."))
+        await asyncio.to_thread(terminal.wait_for, "list the Kubernetes pods ")
+        chat.focus()
+        modes.append(await dictate(center, "Open graph fauna at three thirty pm."))
+        await asyncio.to_thread(chat.wait_for, "Open Grafana at 3:30 PM ")
+
+        switched = asyncio.Event()
+
+        def on_mode(name: str) -> None:
+            center.dictation.toggle(name)
+            switched.set()
+
+        hotkeys = GlobalHotkeys(
+            "",
+            "",
+            on_toggle=print,
+            on_hold_press=print,
+            on_hold_release=print,
+            mode_shortcuts={"prose": "Ctrl+Alt+P"},
+            on_mode=on_mode,
+        )
+        assert hotkeys.start() is None
+        try:
+            await asyncio.to_thread(subprocess.run, ["xdotool", "key", "ctrl+alt+p"], env=terminal.env, check=True)
+            await asyncio.wait_for(switched.wait(), 10)
+        finally:
+            hotkeys.stop()
+        terminal.focus()
+        modes.append(await dictate(center, "Meet at three thirty pm."))
+        await asyncio.to_thread(terminal.wait_for, "list the Kubernetes pods Meet at 3:30 PM. ")
+        return modes
+
+    try:
+        assert asyncio.run(scenario()) == ["code", "message", "prose"]
+        assert center.dictation.choice.label == "prose (hotkey)"
+    finally:
+        terminal.close()
+        chat.close()
+
+
+async def dictate(center: ActionCenter, text: str) -> str:
+    """Dictate ``text`` as one final utterance; the mode it was written in."""
+    record = await center.handle_utterance(text)
+    assert record is not None and record.status is ActionStatus.DONE, record
+    return str(record.slots["mode"])

@@ -1,7 +1,7 @@
 """A one-line text field for the X11 typing tests, run as its own process under Xvfb.
 
 It writes its text to the file named by argv[1] whenever the text changes, and prints READY
-once its window is shown.
+once its window is shown; argv[2], if given, is its window title.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ def main() -> None:
     app = QApplication(sys.argv[:1])
     out = Path(sys.argv[1])
     field = QLineEdit()
-    field.setWindowTitle("voxdesk-test-field")
+    field.setWindowTitle(sys.argv[2] if len(sys.argv) > 2 else "voxdesk-test-field")
     field.setGeometry(0, 0, 600, 60)
     field.textChanged.connect(lambda text: out.write_text(text, encoding="utf-8"))
     field.show()

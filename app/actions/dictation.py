@@ -1,0 +1,202 @@
+"""Dictated text written by its mode into the focused application, live where the mode allows.
+
+Each utterance gets its mode when its first text arrives: the one a mode hotkey chose, else the
+one whose ``app_classes`` name the focused application, else the ``[writing]`` settings' mode.
+While it is spoken, each growth of its committed text is written by that mode and typed
+(:class:`~voxdesk.app.actions.live_typing.LiveTyper`); the final text is written and typed the
+same way, with a space after it, so the field ends up holding exactly the written final.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from voxdesk.app.actions.focus import FocusProbe, mode_for_app
+from voxdesk.app.actions.live_typing import LiveTyper
+from voxdesk.app.actions.ports import Keyboard
+from voxdesk.app.settings import WritingSettings
+from voxdesk.app.writing.modes import DEFAULT_MODES, Mode, mode_named
+from voxdesk.app.writing.pipeline import write_text
+from voxdesk.app.writing.user_mode import user_mode
+
+__all__ = ["Dictation", "ModeChoice", "Written"]
+
+logger = logging.getLogger("voxdesk.actions")
+
+_KEEP = 50  # utterances whose typing state is kept (a final can come after later partials)
+
+
+@dataclass(frozen=True)
+class ModeChoice:
+    """The mode dictation writes in now, and why: "hotkey", "app" (with its class) or "default"."""
+
+    mode: str
+    how: str
+    app: str = ""
+
+    @property
+    def label(self) -> str:
+        """The mode in a few words, for a chip."""
+        if self.how == "app":
+            return f"{self.mode} ({self.app})"
+        return self.mode if self.how == "default" else f"{self.mode} (hotkey)"
+
+
+@dataclass(frozen=True)
+class Written:
+    """What one dictated utterance became: the raw text, the written text, the mode, what was typed."""
+
+    raw: str
+    text: str
+    mode: str
+    typed: str
+
+
+@dataclass
+class _Utterance:
+    typer: LiveTyper
+    pick: asyncio.Task[Mode]
+    committed: str = ""
+    final: bool = False
+
+
+class Dictation:
+    """Writes and types dictated utterances; ``keyboard`` and ``probe`` are asked for at first use."""
+
+    def __init__(
+        self,
+        settings: WritingSettings,
+        keyboard: Callable[[], Keyboard],
+        probe: Callable[[], FocusProbe],
+        on_warning: Callable[[str], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self._keyboard = keyboard
+        self._probe = probe
+        self._on_warning = on_warning
+        self._chosen: str | None = None  # the mode a hotkey chose, for the next utterances
+        self._utterances: dict[int, _Utterance] = {}
+        self._listeners: list[Callable[[ModeChoice], None]] = []
+        self.choice = ModeChoice(settings.mode, "default")
+        self.latencies: list[float] = []  # committed text to its keystrokes, seconds, every utterance
+        self._unnamed = itertools.count(-1, -1)  # ids for finals that came without one
+
+    # ---- the mode -------------------------------------------------------------------------
+
+    @property
+    def chosen(self) -> str | None:
+        """The mode a hotkey chose, or None: by the focused application."""
+        return self._chosen
+
+    def choose(self, name: str | None) -> None:
+        """Write the next utterances in the mode ``name`` (None: by the focused application again)."""
+        if name is not None and mode_named(name) is None:
+            raise ValueError(f"{name!r} is not a mode; the modes are {', '.join(m.name for m in DEFAULT_MODES)}")
+        self._chosen = name
+        self._announce(ModeChoice(name, "hotkey") if name is not None else ModeChoice(self.settings.mode, "default"))
+
+    def toggle(self, name: str) -> None:
+        """A mode's shortcut: write in ``name`` from now, or by the focused application again when
+        it was chosen already. An unknown name is a warning."""
+        try:
+            self.choose(None if self._chosen is not None and self._chosen.casefold() == name.casefold() else name)
+        except ValueError as error:
+            if self._on_warning is not None:
+                self._on_warning(f"the mode shortcut: {error}")
+
+    def add_choice_listener(self, callback: Callable[[ModeChoice], None]) -> Callable[[], None]:
+        """Call ``callback`` with each new mode choice (a hotkey, or an utterance's pick)."""
+        self._listeners.append(callback)
+        return lambda: self._listeners.remove(callback) if callback in self._listeners else None
+
+    def _announce(self, choice: ModeChoice) -> None:
+        self.choice = choice
+        for callback in list(self._listeners):
+            try:
+                callback(choice)
+            except Exception:
+                logger.exception("a mode listener failed")
+
+    async def _pick(self) -> Mode:
+        if self._chosen is not None:
+            choice = ModeChoice(self._chosen, "hotkey")
+        else:
+            probe = self._probe()
+            app = await probe.focused_app()
+            by_app = mode_for_app(app, DEFAULT_MODES)
+            if by_app is not None and app is not None:
+                choice = ModeChoice(by_app.name, "app", app.app_class)
+            else:
+                choice = ModeChoice(self.settings.mode, "default")
+        mode, warnings = user_mode(self.settings, choice.mode)
+        for warning in warnings:
+            if self._on_warning is not None:
+                self._on_warning(warning)
+        if choice != self.choice:
+            self._announce(choice)
+        return mode
+
+    # ---- typing ---------------------------------------------------------------------------
+
+    def committed(self, utterance_id: int, committed: str) -> None:
+        """An utterance's committed text now reads ``committed`` (grown, or emptied by a retraction)."""
+        state = self._open(utterance_id)
+        if state.final:
+            return
+        state.committed = committed
+        if state.pick.done():
+            self._follow(state)
+
+    def _follow(self, state: _Utterance) -> None:
+        if state.pick.cancelled() or state.pick.exception() is not None or state.final:
+            return
+        mode = state.pick.result()
+        if mode.live_typing:
+            state.typer.want(write_text(state.committed.strip(), mode) if state.committed.strip() else "")
+
+    def _open(self, utterance_id: int) -> _Utterance:
+        state = self._utterances.get(utterance_id)
+        if state is None:
+            state = _Utterance(LiveTyper(self._keyboard()), asyncio.ensure_future(self._pick()))
+            state.pick.add_done_callback(lambda _: self._follow(state))
+            self._utterances[utterance_id] = state
+            while len(self._utterances) > _KEEP:
+                del self._utterances[next(iter(self._utterances))]
+        return state
+
+    async def caught_up(self, utterance_id: int) -> str:
+        """Until what the utterance typed live is its newest committed text as its mode writes it
+        (nothing, for a mode that does not type live); returns what it typed."""
+        state = self._utterances.get(utterance_id)
+        if state is None:
+            return ""
+        await asyncio.wait([state.pick])
+        self._follow(state)
+        return await state.typer.settle()
+
+    async def finish(self, utterance_id: int | None, text: str) -> Written:
+        """Type the utterance's final ``text`` as its mode writes it, and a space; returns what it became."""
+        key = utterance_id if utterance_id is not None else next(self._unnamed)
+        state = self._open(key)
+        state.final = True
+        mode = await state.pick
+        written = write_text(text, mode)
+        state.typer.want(written + " " if written else "")
+        try:
+            typed = await state.typer.settle()
+        finally:
+            self.latencies += state.typer.latencies
+            self._utterances.pop(key, None)  # done: an id used again is a new utterance
+        return Written(text, written, mode.name, typed)
+
+    async def erase(self, utterance_id: int | None) -> None:
+        """Take back what the utterance typed live: it turned out to be a command."""
+        state = self._utterances.get(utterance_id) if utterance_id is not None else None
+        if state is not None:
+            state.final = True
+            state.typer.want("")
+            await state.typer.settle()

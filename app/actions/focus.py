@@ -1,0 +1,119 @@
+"""Which application has the keyboard focus, and the writing mode meant for it.
+
+One interface, :class:`FocusProbe`; :class:`X11Focus` reads the focused window's ``WM_CLASS``
+(instance and class) with xdotool and xprop. Elsewhere :class:`NoFocusProbe` says plainly that
+it cannot tell, and dictation uses the settings' mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from voxdesk.app.writing.modes import Mode
+
+__all__ = ["FocusProbe", "FocusedApp", "NoFocusProbe", "X11Focus", "choose_focus_probe", "mode_for_app"]
+
+_WAIT_S = 2.0
+
+
+@dataclass(frozen=True)
+class FocusedApp:
+    """The focused window's application: its ``WM_CLASS`` instance and class on X11."""
+
+    instance: str
+    app_class: str
+
+    @property
+    def names(self) -> tuple[str, str]:
+        return self.instance, self.app_class
+
+
+class FocusProbe(Protocol):
+    """Tells which application has the focus."""
+
+    unsupported: str | None  # why this desktop cannot tell, in plain words; None when it can
+
+    async def focused_app(self) -> FocusedApp | None:
+        """The focused application, or None when there is none or it cannot be told."""
+        ...
+
+
+class NoFocusProbe:
+    """A desktop where Voxdesk cannot tell the focused application (yet)."""
+
+    def __init__(self, reason: str) -> None:
+        self.unsupported: str | None = reason
+
+    async def focused_app(self) -> FocusedApp | None:
+        return None
+
+
+class X11Focus:
+    """X11: the focused window (xdotool) and its ``WM_CLASS`` property (xprop)."""
+
+    unsupported: str | None = None
+
+    def __init__(self, output: Callable[[Sequence[str]], Awaitable[str | None]] | None = None) -> None:
+        self._output = output or read_output
+
+    async def focused_app(self) -> FocusedApp | None:
+        window = await self._output(["xdotool", "getwindowfocus"])
+        if window is None or not window.isdigit():
+            return None
+        answer = await self._output(["xprop", "-id", window, "WM_CLASS"])
+        return parse_wm_class(answer) if answer is not None else None
+
+
+async def read_output(argv: Sequence[str]) -> str | None:
+    """What ``argv`` prints (stripped) when it ends well within a short wait; None otherwise."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+        )
+    except OSError:
+        return None
+    try:
+        out, _ = await asyncio.wait_for(process.communicate(), _WAIT_S)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        return None
+    return out.decode(errors="replace").strip() if process.returncode == 0 else None
+
+
+def parse_wm_class(line: str) -> FocusedApp | None:
+    """xprop's ``WM_CLASS(STRING) = "xterm", "XTerm"`` as a FocusedApp; None without one."""
+    _, _, value = line.partition("=")
+    parts = [part.strip().strip('"') for part in value.split('",')]
+    if len(parts) < 2 or not parts[1]:
+        return None
+    return FocusedApp(parts[0], parts[1])
+
+
+def mode_for_app(app: FocusedApp | None, modes: Iterable[Mode]) -> Mode | None:
+    """The first of ``modes`` whose ``app_classes`` name the app's class or instance (any case)."""
+    if app is None:
+        return None
+    names = {name.casefold() for name in app.names if name}
+    return next((m for m in modes if names & {c.casefold() for c in m.app_classes}), None)
+
+
+def choose_focus_probe(environ: Mapping[str, str] | None = None, platform: str = sys.platform) -> FocusProbe:
+    """The probe for this desktop; one that says why where it cannot tell."""
+    environ = os.environ if environ is None else environ
+    if platform in ("win32", "darwin"):
+        return NoFocusProbe("picking the mode by the focused application is not supported on this system yet")
+    if environ.get("WAYLAND_DISPLAY") and not environ.get("DISPLAY"):
+        return NoFocusProbe("Wayland does not tell programs which window has the focus")
+    if not environ.get("DISPLAY"):
+        return NoFocusProbe("there is no graphical session")
+    missing = [tool for tool in ("xdotool", "xprop") if shutil.which(tool) is None]
+    if missing:
+        return NoFocusProbe(f"picking the mode by the focused application needs {' and '.join(missing)}")
+    return X11Focus()
