@@ -32,7 +32,7 @@ class VoiceActions:
     def _on_event(self, event: ControllerEvent) -> None:
         if isinstance(event, TranscriptChanged):
             self.center.transcript_changed(event.utterance)
-        if isinstance(event, UtteranceFinal) and event.utterance.committed.strip():
+        if isinstance(event, UtteranceFinal):  # an empty one too: what it typed live is taken back
             self._waiting.put_nowait(event.utterance)
             if self._worker is None or self._worker.done():
                 self._worker = asyncio.ensure_future(self._work())

@@ -215,11 +215,9 @@ class ActionCenter:
         utterance at a time, in order, so typed text arrives in the order it was said.
         """
         text = text.strip()
-        if not text:
-            return None
         commands = self.commands
         addressed = strip_wake_phrase(text, self.settings.wake_phrase)
-        if self._mode is ActionMode.DICTATION:
+        if self._mode is ActionMode.DICTATION and text:
             if addressed is not None:
                 control = [c for c in commands if c.dictation]
                 found = match_utterance(addressed, control, threshold=self.threshold)
@@ -227,6 +225,9 @@ class ActionCenter:
                     await self.dictation.erase(utterance_id)  # what it typed live was no text
                     return await self._start(found, text, utterance_id, "phrase")
             return await self._dictate(text, utterance_id)
+        await self.dictation.erase(utterance_id)  # no text in the end, or the mode changed while it was said
+        if not text:
+            return None
         if addressed is None:
             self._last_text = text
             return None

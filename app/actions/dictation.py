@@ -154,6 +154,8 @@ class Dictation:
     def _follow(self, state: _Utterance) -> None:
         if state.pick.cancelled() or state.pick.exception() is not None or state.final:
             return
+        if next(iter(self._utterances.values())) is not state:
+            return  # an earlier utterance is still being typed: this one's keys would land inside it
         mode = state.pick.result()
         if mode.live_typing:
             state.typer.want(write_text(state.committed.strip(), mode) if state.committed.strip() else "")
@@ -182,21 +184,37 @@ class Dictation:
         """Type the utterance's final ``text`` as its mode writes it, and a space; returns what it became."""
         key = utterance_id if utterance_id is not None else next(self._unnamed)
         state = self._open(key)
+        self._drop_before(key)
         state.final = True
-        mode = await state.pick
-        written = write_text(text, mode)
-        state.typer.want(written + " " if written else "")
         try:
+            mode = await state.pick
+            written = write_text(text, mode)
+            state.typer.want(written + " " if written else "")
             typed = await state.typer.settle()
         finally:
             self.latencies += state.typer.latencies
-            self._utterances.pop(key, None)  # done: an id used again is a new utterance
+            self._close(key)
         return Written(text, written, mode.name, typed)
 
     async def erase(self, utterance_id: int | None) -> None:
-        """Take back what the utterance typed live: it turned out to be a command."""
-        state = self._utterances.get(utterance_id) if utterance_id is not None else None
-        if state is not None:
-            state.final = True
-            state.typer.want("")
+        """Take back what the utterance typed live: it was a command, or no text at all in the end."""
+        if utterance_id is None or (state := self._utterances.get(utterance_id)) is None:
+            return
+        self._drop_before(utterance_id)
+        state.final = True
+        state.typer.want("")
+        try:
             await state.typer.settle()
+        finally:
+            self._close(utterance_id)
+
+    def _drop_before(self, key: int) -> None:
+        # Finals come in order: an earlier utterance still open gets none; what it typed stays.
+        for older in list(itertools.takewhile(lambda k: k != key, self._utterances)):
+            del self._utterances[older]
+
+    def _close(self, key: int) -> None:
+        """The utterance is done (an id used again is a new one); the next one types what it has."""
+        self._utterances.pop(key, None)
+        if self._utterances:
+            self._follow(next(iter(self._utterances.values())))

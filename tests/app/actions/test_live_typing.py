@@ -223,3 +223,47 @@ def test_a_spoken_control_command_takes_back_what_it_typed_live(tmp_path: Path) 
         return keyboard.text
 
     assert asyncio.run(scenario()) == ""
+
+
+def test_the_next_utterance_waits_to_type_until_the_one_before_is_written(tmp_path: Path) -> None:
+    keyboard = RecordingKeyboard()
+
+    async def scenario() -> list[str]:
+        center = center_with(keyboard, tmp_path)
+        center.transcript_changed(Utterance(1, committed="Dear Sam"))
+        await center.dictation.caught_up(1)
+        seen = [keyboard.text]
+        center.transcript_changed(Utterance(2, committed="See you"))  # spoken before 1's final is handled
+        assert await center.dictation.caught_up(2) == ""  # its mode is picked, and it waits
+        seen.append(keyboard.text)
+        await center.handle_utterance("Dear Sam, hello.", utterance_id=1)
+        await center.dictation.caught_up(2)
+        seen.append(keyboard.text)
+        await center.handle_utterance("See you soon.", utterance_id=2)
+        seen.append(keyboard.text)
+        return seen
+
+    assert asyncio.run(scenario()) == [
+        "Dear Sam",
+        "Dear Sam",
+        "Dear Sam, hello. See you",
+        "Dear Sam, hello. See you soon. ",
+    ]
+
+
+def test_an_utterance_that_ends_with_no_text_takes_back_what_it_typed_and_lets_the_next_type(
+    tmp_path: Path,
+) -> None:
+    keyboard = RecordingKeyboard()
+
+    async def scenario() -> str:
+        center = center_with(keyboard, tmp_path)
+        center.transcript_changed(Utterance(1, committed="Um"))
+        await center.dictation.caught_up(1)
+        assert keyboard.text == "Um"
+        center.transcript_changed(Utterance(2, committed="Hello"))
+        assert await center.handle_utterance("", utterance_id=1) is None  # its final came out empty
+        await center.dictation.caught_up(2)
+        return keyboard.text
+
+    assert asyncio.run(scenario()) == "Hello"
