@@ -173,7 +173,8 @@ class Fixture:
     path: str
     text: str
     voice: str
-    kind: str  # "command", "held-out", "passage", "long", "silence", "noise", "vocabulary", "held-out-vocabulary"
+    # "command", "held-out", "passage", "long", "silence", "noise", "vocabulary", "held-out-vocabulary", "phrase"
+    kind: str
     duration: float
     speech: list[tuple[float, float]]  # true (start, end) of each spoken stretch, seconds
 
@@ -247,6 +248,12 @@ def _spoken(directory: Path, name: str, pieces: list[np.ndarray], text: str, voi
     audio.append(_silence(TRAIL_SECONDS))
     path, duration = _write(directory, name, np.concatenate(audio))
     return Fixture(name, path, text, voice, kind, duration, speech)
+
+
+def speak(directory: Path, name: str, text: str, voice: str = "slt") -> Fixture:
+    """One phrase a test needs beside the catalogue, synthesized into ``directory`` like the
+    catalogue's (lead and trail silence); its ``path`` is relative to ``directory``."""
+    return _spoken(directory, name, [synthesize(text, voice)], text, voice, "phrase")
 
 
 def build(directory: Path = DEFAULT_DIR) -> list[Fixture]:

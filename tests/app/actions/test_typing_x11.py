@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.app.actions.fakes import RecordingLauncher, RecordingOpener
+from tests.text_field import TextField
 from voxdesk.app.actions.center import ActionCenter, ActionStatus
 from voxdesk.app.actions.commands import CommandSource
 from voxdesk.app.actions.keyboard import XdotoolKeyboard, choose_keyboard
@@ -22,51 +20,6 @@ from voxdesk.app.hotkeys import GlobalHotkeys
 from voxdesk.app.settings import ActionSettings, WritingSettings
 
 pytestmark = pytest.mark.skipif(shutil.which("xdotool") is None, reason="xdotool is not installed")
-
-
-class TextField:
-    """The text field process and what it currently holds."""
-
-    def __init__(
-        self, display: str, out: Path, title: str = "voxdesk-test-field", wm_class: tuple[str, str] | None = None
-    ) -> None:
-        self.out = out
-        self.title = title
-        self.env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}
-        script = Path(__file__).with_name("x11_text_field.py")
-        self.process = subprocess.Popen(
-            [sys.executable, str(script), str(out), title],
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        assert self.process.stdout is not None
-        assert self.process.stdout.readline().strip() == b"READY"
-        if wm_class is not None:  # the application it poses as, for picking a mode by it
-            self._xdotool("set_window", "--classname", wm_class[0], "--class", wm_class[1])
-        self.focus()
-
-    def focus(self) -> None:
-        """Give the field the input focus (no window manager runs under Xvfb to do it)."""
-        self._xdotool("windowfocus", "--sync")
-
-    def _xdotool(self, *command: str) -> None:
-        subprocess.run(
-            ["xdotool", "search", "--sync", "--name", f"^{self.title}$", *command], env=self.env, check=True, timeout=10
-        )
-
-    def text(self) -> str:
-        return self.out.read_text(encoding="utf-8") if self.out.exists() else ""
-
-    def wait_for(self, expected: str, timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        while self.text() != expected and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert self.text() == expected
-
-    def close(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
 
 
 @pytest.fixture
