@@ -152,8 +152,8 @@ class Dictation:
             self._follow(state)
 
     def _follow(self, state: _Utterance) -> None:
-        if state.pick.cancelled() or state.pick.exception() is not None or state.final:
-            return
+        if not state.pick.done() or state.pick.cancelled() or state.pick.exception() is not None or state.final:
+            return  # a pick still running follows once it is done
         if next(iter(self._utterances.values())) is not state:
             return  # an earlier utterance is still being typed: this one's keys would land inside it
         mode = state.pick.result()

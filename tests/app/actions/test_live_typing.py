@@ -267,3 +267,37 @@ def test_an_utterance_that_ends_with_no_text_takes_back_what_it_typed_and_lets_t
         return keyboard.text
 
     assert asyncio.run(scenario()) == "Hello"
+
+
+class GatedProbe:
+    """FAKE focus probe that answers (no application) only once the test opens its gate."""
+
+    unsupported: str | None = None
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+
+    async def focused_app(self) -> FocusedApp | None:
+        await self.gate.wait()
+        return None
+
+
+def test_an_utterance_whose_mode_is_still_being_picked_when_the_one_before_is_written_types_once_picked(
+    tmp_path: Path,
+) -> None:
+    keyboard = RecordingKeyboard()
+
+    async def scenario() -> str:
+        center = center_with(keyboard, tmp_path)
+        center.transcript_changed(Utterance(1, committed="Dear Sam"))
+        await center.dictation.caught_up(1)
+        probe = GatedProbe()
+        center.services.focus = probe  # the next utterance's pick waits on the focus probe
+        center.transcript_changed(Utterance(2, committed="See you"))
+        record = await center.handle_utterance("Dear Sam.", utterance_id=1)
+        assert record is not None and record.status is ActionStatus.DONE, record
+        probe.gate.set()
+        await center.dictation.caught_up(2)
+        return keyboard.text
+
+    assert asyncio.run(scenario()) == "Dear Sam. See you"
