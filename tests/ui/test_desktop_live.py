@@ -22,6 +22,7 @@ from tests.speech_fixtures import Fixture
 from tests.ui.screenshots import assert_looks_like_a_window, take_screenshot
 from voxdesk.app.actions import ActionStatus
 from voxdesk.app.actions.commands import user_commands_path
+from voxdesk.app.actions.services import Services
 from voxdesk.app.listening.capture import CaptureState, CaptureStatus
 from voxdesk.app.listening.events import ControllerEvent, EngineState, TranscriptChanged, UtteranceFinal
 from voxdesk.app.settings import Settings
@@ -48,9 +49,10 @@ class Recorder:
 
 
 def start_desktop(
-    qtbot: QtBot, settings: Settings, warnings: tuple[str, ...] = ()
+    qtbot: QtBot, settings: Settings, warnings: tuple[str, ...] = (), services: Services | None = None
 ) -> tuple[Desktop, Recorder, asyncio.Task[None]]:
-    desktop = Desktop(settings, list(warnings), save_changes=False, action_services=recording_services())
+    """The desktop app with its engine ready; its actions record unless ``services`` are given."""
+    desktop = Desktop(settings, list(warnings), save_changes=False, action_services=services or recording_services())
     qtbot.addWidget(desktop.window)
     recorder = Recorder()
     desktop.controller.subscribe(recorder)
