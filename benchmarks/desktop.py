@@ -9,6 +9,9 @@ built-in engine; the synthesized commands are played into the microphone one aft
   before it reads again, e.g. during a final decode);
 - event → widget: from the engine yielding a text event to the transcript's viewport
   painting the change (coalescing, controller, bridge signal, rendering);
+- committed text → keystrokes: the app in dictation mode typing the passage live into a text
+  field in another window (Xvfb, xdotool), from each growth of the committed text reaching the
+  dictation to its keystrokes sent (``--no-typing`` leaves it out);
 - cold start: a new ``voxdesk`` process (``VOXDESK_SMOKE_TEST=listen``), from its start to the
   window shown, the engine ready, and the first audio captured while listening;
 - one partial in a long transcript: the transcript view filled with 1 to 10 minutes of speech
@@ -37,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tests import speech_fixtures
-from tests.desktop_rig import VirtualMic
+from tests.desktop_rig import VirtualMic, XvfbDisplay
 from voxdesk.app.files.transcription import percentile
 from voxdesk.app.listening.transcript import Utterance
 from voxdesk.engine.events import EngineEvent, ProvisionalText, TextDelta
@@ -94,6 +97,7 @@ def summary(values: list[float]) -> dict[str, float | None]:
     return {
         "n": len(ms),
         "median_ms": percentile(ms, 50),
+        "p90_ms": percentile(ms, 90),
         "p99_ms": percentile(ms, 99),
         "max_ms": max(ms, default=None),
     }
@@ -173,6 +177,41 @@ async def live_run(fixtures: list[speech_fixtures.Fixture], mic: VirtualMic) -> 
             [f.utterance.final_latency for f in finals if f.utterance.final_latency], 50
         ),
     }
+
+
+async def typing_run(
+    passage: speech_fixtures.Fixture, mic: VirtualMic, display: str, field_out: Path
+) -> dict[str, Any]:
+    """Dictation typed live into a real text field on ``display``: committed text → keystrokes."""
+    from tests.text_field import TextField, dictation_settings, typing_services
+    from voxdesk.app.actions.center import ActionStatus
+    from voxdesk.app.listening.events import EngineState, UtteranceFinal
+    from voxdesk.ui.desktop import Desktop
+
+    os.environ["DISPLAY"] = display
+    field = TextField(display, field_out)
+    desktop = Desktop(dictation_settings(), [], save_changes=False, action_services=typing_services())
+    spoken: list[UtteranceFinal] = []
+    desktop.controller.subscribe(
+        lambda e: spoken.append(e) if isinstance(e, UtteranceFinal) and e.utterance.committed.strip() else None
+    )
+    center = desktop.assistant.center
+    try:
+        run = asyncio.ensure_future(desktop.run())
+        while desktop.controller.engine_status.state != EngineState.READY:
+            await asyncio.sleep(0.05)
+        desktop.controller.start_listening()
+        await asyncio.sleep(1.0)
+        player = mic.play(speech_fixtures.DEFAULT_DIR / passage.path)
+        await asyncio.to_thread(player.wait)
+        await desktop.controller.stop_listening()
+        while sum(r.command == "dictation" and r.status is ActionStatus.DONE for r in center.records) < len(spoken):
+            await asyncio.sleep(0.05)  # the last finals' keys
+        desktop.quit()
+        await run
+    finally:
+        field.close()
+    return {"committed_to_keys": summary(center.dictation.latencies), "typed_words": len(field.text().split())}
 
 
 def old_way_render(view: QTextBrowser, utterances: dict[int, Utterance], provisional_colour: str) -> None:
@@ -285,8 +324,9 @@ def cold_start() -> dict[str, float]:
     return {name: marks[name] - started for name in COLD_START_MARKS}
 
 
-def live_and_cold_starts(app: QApplication, cold_starts: int) -> dict[str, Any]:
-    """The live run on the virtual microphone, then ``cold_starts`` new processes."""
+def live_and_cold_starts(app: QApplication, cold_starts: int, typing: bool) -> dict[str, Any]:
+    """The live run on the virtual microphone, the typing run (with ``typing``), then
+    ``cold_starts`` new processes."""
     home = Path(tempfile.mkdtemp(prefix="voxdesk-bench-"))
     os.environ.setdefault("VOXDESK_CONFIG_DIR", str(home / "config"))
     os.environ.setdefault("VOXDESK_DATA_DIR", str(home / "data"))
@@ -294,19 +334,26 @@ def live_and_cold_starts(app: QApplication, cold_starts: int) -> dict[str, Any]:
     mic = VirtualMic(home / "vmic")
     mic.start()
     os.environ.update(mic.environment)
+    display = XvfbDisplay(home / "xvfb")
     try:
-        fixtures = [f for f in speech_fixtures.build() if f.kind == "command" and f.voice == "slt"]
+        catalogue = speech_fixtures.build()
+        fixtures = [f for f in catalogue if f.kind == "command" and f.voice == "slt"]
         import qasync
 
         loop = qasync.QEventLoop(app)
         asyncio.set_event_loop(loop)
         with loop:
             live = loop.run_until_complete(live_run(fixtures, mic))
+            if typing:
+                (passage,) = [f for f in catalogue if f.name == "passage-slt"]
+                typed = loop.run_until_complete(typing_run(passage, mic, display.start(), home / "field.txt"))
         starts = [cold_start() for _ in range(cold_starts)]
     finally:
         mic.stop()
+        display.stop()
     return {
         "live": live,
+        **({"typing": typed} if typing else {}),
         "cold_start_s": {name: percentile([s[name] for s in starts], 50) for name in COLD_START_MARKS},
         "cold_starts": len(starts),
     }
@@ -316,6 +363,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cold-starts", type=int, default=3, help="cold starts to time (default: %(default)s)")
     parser.add_argument("--partials", type=int, default=40, help="partials timed per length (default: %(default)s)")
+    parser.add_argument("--no-typing", action="store_true", help="leave out the live typing run")
     parser.add_argument("--partials-only", action="store_true", help="time only one partial in long transcripts")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
@@ -323,7 +371,7 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication(sys.argv[:1])
-    results = {} if args.partials_only else live_and_cold_starts(app, args.cold_starts)
+    results = {} if args.partials_only else live_and_cold_starts(app, args.cold_starts, not args.no_typing)
     results["partial_ms"] = partial_costs(args.partials)
     print(json.dumps(results, indent=2))
     print_partial_costs(results["partial_ms"])

@@ -1,4 +1,5 @@
-"""A real text field in another process on an X11 display (``tests/x11_text_field.py``), and what it holds."""
+"""A real text field in another process on an X11 display (``tests/x11_text_field.py``), what it
+holds, and the desktop app set up to type into it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from tests.app.actions.fakes import RecordingLauncher, RecordingNotifier, RecordingOpener, RecordingRunner
+from voxdesk.app.actions.focus import X11Focus
+from voxdesk.app.actions.keyboard import XdotoolKeyboard
+from voxdesk.app.actions.services import Services
+from voxdesk.app.settings import Settings
 
 
 class TextField:
@@ -52,3 +59,23 @@ class TextField:
     def close(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=10)
+
+
+def dictation_settings() -> Settings:
+    """Dictation mode, without global shortcuts (they would listen on the keyboard xdotool types on)."""
+    settings = Settings()
+    settings.actions.mode = "dictation"
+    settings.listening.toggle_shortcut = settings.listening.hold_to_talk_key = ""
+    return settings
+
+
+def typing_services() -> Services:
+    """Real typing (xdotool) and the real focus probe; the rest records."""
+    return Services(
+        notifier=RecordingNotifier(),
+        open_url=RecordingOpener(),
+        launcher=RecordingLauncher(),
+        keyboard=XdotoolKeyboard(),
+        focus=X11Focus(),
+        run_process=RecordingRunner(),
+    )

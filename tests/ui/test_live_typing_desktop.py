@@ -15,19 +15,15 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from tests.app.actions.fakes import RecordingLauncher, RecordingNotifier, RecordingOpener, RecordingRunner
 from tests.cli.test_failover import audio_received
 from tests.conftest import fixture_path
 from tests.desktop_rig import VirtualMic
 from tests.recognition import ACCURACY, wer
 from tests.serve_process import start_serve
 from tests.speech_fixtures import Fixture, speak
-from tests.text_field import TextField
+from tests.text_field import TextField, dictation_settings, typing_services
 from tests.ui.test_desktop_live import SPEECH_TIMEOUT_MS, Recorder, listen, start_desktop, stop_desktop
 from voxdesk.app.actions import ActionStatus
-from voxdesk.app.actions.focus import X11Focus
-from voxdesk.app.actions.keyboard import XdotoolKeyboard
-from voxdesk.app.actions.services import Services
 from voxdesk.app.listening.events import UtteranceFinal
 from voxdesk.app.settings import Settings
 from voxdesk.app.writing.pipeline import write_text
@@ -52,26 +48,6 @@ def field(x_display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> It
     opened = TextField(x_display, tmp_path / "field.txt")
     yield opened
     opened.close()
-
-
-def dictation_settings() -> Settings:
-    settings = Settings()
-    settings.actions.mode = "dictation"
-    # No global shortcuts: they would listen on the test display's keyboard, which xdotool types on.
-    settings.listening.toggle_shortcut = settings.listening.hold_to_talk_key = ""
-    return settings
-
-
-def typing_services() -> Services:
-    """Real typing (xdotool) and the real focus probe; the rest records."""
-    return Services(
-        notifier=RecordingNotifier(),
-        open_url=RecordingOpener(),
-        launcher=RecordingLauncher(),
-        keyboard=XdotoolKeyboard(),
-        focus=X11Focus(),
-        run_process=RecordingRunner(),
-    )
 
 
 def finals(recorder: Recorder) -> list[UtteranceFinal]:
