@@ -37,7 +37,7 @@ from voxdesk.cli.models import add_models_parser, run_models
 from voxdesk.cli.server_urls import ServerUrls
 from voxdesk.cli.terminal import LiveTranscriptPrinter, ProgressBar, event_to_json, print_summary
 from voxdesk.cli.vllm_options import add_vllm_arguments, unrecognized, vllm_settings, wants_vllm
-from voxdesk.cli.writing import add_writing_arguments, transcript_writer
+from voxdesk.cli.writing import add_writing_arguments, decoder_vocabulary, transcript_mode, transcript_writer
 from voxdesk.cli.wyoming import add_wyoming_arguments, wyoming_config, wyoming_server
 from voxdesk.engine import EngineKind, StreamingEngine
 from voxdesk.engine.errors import VoxdeskError
@@ -312,7 +312,8 @@ async def _serve(args: argparse.Namespace) -> int:
 
 async def _transcribe(args: argparse.Namespace) -> int:
     plan = plan_outputs(args)  # fails on bad --output/--format before loading anything
-    write = transcript_writer(args)
+    mode = transcript_mode(args)
+    write, vocabulary = transcript_writer(mode), decoder_vocabulary(args, mode)
     engine, model = _create_engine(args), model_name(_engine_choice(args))
     await engine.load()
     status = 0
@@ -326,7 +327,7 @@ async def _transcribe(args: argparse.Namespace) -> int:
                 continue
             if len(plan) > 1 and not args.json:
                 print(f"\n==> {path} <==", flush=True)
-            report = await _transcribe_file(engine, audio, path, args, write)
+            report = await _transcribe_file(engine, audio, path, args, write, vocabulary)
             save_transcription(args, path, output, report, engine=engine.name, model=model)
             if report.lost_words:
                 status = 1
@@ -343,13 +344,17 @@ async def _transcribe_file(
     path: Path,
     args: argparse.Namespace,
     write: Callable[[TranscriptionReport], TranscriptionReport] | None,
+    vocabulary: tuple[str, ...],
 ) -> TranscriptionReport:
     """One file; Ctrl-C (SIGINT) stops it and returns what was transcribed so far, marked partial.
-    With ``write``, the report printed and returned has each final text written by the mode."""
+    With ``write``, the report printed and returned has each final text written by the mode;
+    the engine is biased towards ``vocabulary`` where it can be."""
     interactive = sys.stdout.isatty() and not args.json
     bar = ProgressBar(sys.stdout, path.name, enabled=interactive and not args.realtime)
     on_event = _print_event if args.json else LiveTranscriptPrinter(bar, interactive and args.realtime)
-    job = FileTranscription(engine, audio, realtime=args.realtime, on_progress=bar, on_event=on_event)
+    job = FileTranscription(
+        engine, audio, realtime=args.realtime, on_progress=bar, on_event=on_event, vocabulary=vocabulary
+    )
     loop = asyncio.get_running_loop()
 
     def interrupt() -> None:

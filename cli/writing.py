@@ -14,7 +14,14 @@ from voxdesk.app.writing.reports import written_report
 from voxdesk.app.writing.user_mode import user_mode
 from voxdesk.app.writing.vocabulary import VocabularyEntry, read_vocabulary_file
 
-__all__ = ["add_writing_arguments", "mode_argument", "transcript_writer", "vocabulary_file"]
+__all__ = [
+    "add_writing_arguments",
+    "decoder_vocabulary",
+    "mode_argument",
+    "transcript_mode",
+    "transcript_writer",
+    "vocabulary_file",
+]
 
 
 def mode_argument(text: str) -> Mode:
@@ -58,18 +65,35 @@ def add_writing_arguments(parser: argparse.ArgumentParser) -> None:
         "--vocabulary",
         type=vocabulary_file,
         metavar="FILE",
-        help="correct near misses of these words and phrases (one a line: 'Xochitl = so chee tl, ...'); "
+        help="write these words and phrases right (one a line: 'Xochitl = so chee tl, ...'): the built-in "
+        "engine is biased towards them as it streams the file, and near misses are corrected after; "
         "without --mode, in the plain mode",
     )
 
 
-def transcript_writer(args: argparse.Namespace) -> Callable[[TranscriptionReport], TranscriptionReport] | None:
-    """What writes a finished report as ``--mode`` and ``--vocabulary`` ask; ``None`` when neither is given."""
+def transcript_mode(args: argparse.Namespace) -> Mode | None:
+    """The mode ``--mode`` and ``--vocabulary`` ask for (the settings' vocabulary and
+    replacements in it); ``None`` when neither is given."""
     if args.mode is None and args.vocabulary is None:
         return None
     settings, warnings = load_settings()
     mode, problems = user_mode(settings.writing, args.mode.name if args.mode else "plain")
     for warning in warnings + problems:
         print(f"voxdesk: warning: {warning}", file=sys.stderr)
-    mode = mode.adding(args.vocabulary or ())
+    return mode.adding(args.vocabulary or ())
+
+
+def decoder_vocabulary(args: argparse.Namespace, mode: Mode | None) -> tuple[str, ...]:
+    """The words the engine is biased towards: ``--vocabulary``'s first (the most relevant to
+    this run), then the rest of the mode's."""
+    if mode is None:
+        return ()
+    given = [entry.text for entry in args.vocabulary or ()]
+    return tuple(given + [entry.text for entry in mode.vocabulary if entry.text not in given])
+
+
+def transcript_writer(mode: Mode | None) -> Callable[[TranscriptionReport], TranscriptionReport] | None:
+    """What writes a finished report in ``mode``; ``None`` for no mode."""
+    if mode is None:
+        return None
     return lambda report: written_report(report, mode)

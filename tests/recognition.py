@@ -103,6 +103,28 @@ def wer(references: list[str], hypotheses: list[str]) -> float:
     return errors / max(total, 1)
 
 
+def _listed_key(text: str) -> list[str]:
+    return ["".join(c for c in w.casefold() if c.isalnum()) for w in text.split()]
+
+
+def _occurrences(entry: str, text: str) -> int:
+    entry_key, keys = _listed_key(entry), _listed_key(text)
+    return sum(keys[i : i + len(entry_key)] == entry_key for i in range(len(keys) - len(entry_key) + 1))
+
+
+def listed_words(entries: list[str], references: list[str], hypotheses: list[str]) -> tuple[int, int, int]:
+    """Vocabulary entries in the references (said), those written where said (right), and
+    those written more often than said (inserted); any case, punctuation ignored."""
+    said = right = inserted = 0
+    for reference, hypothesis in zip(references, hypotheses, strict=True):
+        for entry in entries:
+            spoken, written = _occurrences(entry, reference), _occurrences(entry, hypothesis)
+            said += spoken
+            right += min(spoken, written)
+            inserted += max(0, written - spoken)
+    return said, right, inserted
+
+
 def _check_listed(fixture: Fixture, listed: frozenset[str], name: str) -> None:
     if fixture.name not in listed:
         raise KeyError(f"{fixture.name} is not in tests.recognition.{name}, so no margin check covers it")

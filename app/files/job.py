@@ -82,14 +82,18 @@ class FileTranscription:
         on_progress: ProgressListener | None = None,
         on_event: Callable[[TimedEvent], None] | None = None,
         batch_settings: BatchSettings | None = None,
+        vocabulary: tuple[str, ...] = (),
     ) -> None:
-        """``engine`` must be loaded. Callbacks run on the event loop that awaits :meth:`run`."""
+        """``engine`` must be loaded. Callbacks run on the event loop that awaits :meth:`run`.
+        A ``vocabulary`` (words to bias the engine towards) streams the file even where the
+        engine could decode it whole: the whole-file decode takes none."""
         self._engine = engine
         self._audio = audio
         self._realtime = realtime
         self._on_progress = on_progress
         self._on_event = on_event
         self._batch_settings = batch_settings
+        self._vocabulary = vocabulary
         self._stop = threading.Event()
         self._started = 0.0
 
@@ -100,7 +104,8 @@ class FileTranscription:
 
     @property
     def batched(self) -> bool:
-        """Whether the file is decoded as a whole (an engine that can, not real time) rather than streamed."""
+        """Whether the file is decoded as a whole (an engine that can, not real time, no vocabulary)
+        rather than streamed."""
         return self._whole_file_engine() is not None
 
     def cancel(self) -> None:
@@ -121,14 +126,18 @@ class FileTranscription:
             self._on_event,
             should_stop=self._stop.is_set,
             on_position=self._progress,
+            vocabulary=self._vocabulary,
         )
         report.partial = report.partial and report.transcribed_seconds < self.duration
         return report
 
     def _whole_file_engine(self) -> WholeFileEngine | None:
-        """The engine, where it decodes this file whole: it can, and the file is not fed in real time."""
+        """The engine, where it decodes this file whole: it can, the file is not fed in real time
+        and no vocabulary is given."""
         engine = self._engine
-        return engine if isinstance(engine, WholeFileEngine) and not self._realtime else None
+        if isinstance(engine, WholeFileEngine) and not self._realtime and not self._vocabulary:
+            return engine
+        return None
 
     async def _run_batched(self, engine: WholeFileEngine) -> TranscriptionReport:
         report = TranscriptionReport(audio_seconds=self.duration)

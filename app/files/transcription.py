@@ -12,7 +12,7 @@ import numpy as np
 from voxdesk.app.files.pacing import paced_chunks
 from voxdesk.engine.clock import DeliveryClock
 from voxdesk.engine.events import EngineEvent, ProvisionalText, StreamError, StreamErrorCode, TextDelta, UtteranceDone
-from voxdesk.engine.session import SAMPLE_RATE, StreamingEngine
+from voxdesk.engine.session import SAMPLE_RATE, StreamingEngine, open_stream
 
 __all__ = ["TimedEvent", "TranscriptionReport", "UtteranceReport", "percentile", "transcribe_audio"]
 
@@ -121,12 +121,14 @@ async def transcribe_audio(
     chunk_seconds: float = 0.1,
     should_stop: Callable[[], bool] | None = None,
     on_position: Callable[[float], None] | None = None,
+    vocabulary: tuple[str, ...] = (),
 ) -> TranscriptionReport:
     """Stream ``audio`` (16 kHz mono float32) through a loaded engine and time every event.
 
     With ``realtime`` the audio is delivered at the pace it would be spoken. Once
     ``should_stop()`` is true no more audio is delivered: the engine finishes what it heard and
     the report is marked partial. ``on_position`` gets the seconds of audio delivered so far.
+    An engine that takes session options is biased towards ``vocabulary``.
     """
     clock = DeliveryClock()
     report = TranscriptionReport(audio_seconds=len(audio) / SAMPLE_RATE)
@@ -143,7 +145,7 @@ async def transcribe_audio(
                 on_position(report.transcribed_seconds)
             yield chunk
 
-    async for event in engine.stream(delivered()):
+    async for event in open_stream(engine, delivered(), vocabulary):
         now = time.perf_counter()
         timed = TimedEvent(event, now - start)
         report.timeline.append(timed)

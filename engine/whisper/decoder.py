@@ -313,7 +313,7 @@ class WhisperDecoder:
         words, score, tokens = self._search(
             model, encoded, len(audio), committed, language, beam, tokens_per_second, context, vocabulary
         )
-        if vocabulary and not self._supported(model, encoded, len(audio), committed, tokens, vocabulary):
+        if vocabulary and not self._biased_decode_kept(model, encoded, len(audio), committed, tokens, vocabulary):
             words, score, _ = self._search(
                 model, encoded, len(audio), committed, language, beam, tokens_per_second, context, None
             )
@@ -354,7 +354,7 @@ class WhisperDecoder:
         words = _trim_repetition(committed + _spoken_words(self._tokenizer.decode(tokens).split()))
         return words[len(committed) :], float(result.scores[0]), tokens
 
-    def _supported(
+    def _biased_decode_kept(
         self,
         model: Any,
         encoded: Any,
@@ -363,12 +363,15 @@ class WhisperDecoder:
         tokens: list[int],
         vocabulary: VocabularyPrompt,
     ) -> bool:
-        """Whether every listed word among ``tokens`` (a biased decode's, after the committed
-        words) is likely enough given the audio alone: its tokens scored by the decoder
-        without the vocabulary (one forced pass, no search). Only decodes that wrote a
-        listed word pay for it."""
-        if not tokens or not listed_runs(vocabulary, self._tokenizer.decode(tokens).split()):
+        """Whether a biased decode's ``tokens`` (after the committed words) are kept: they hold
+        a listed word, and every listed word among them is likely enough given the audio alone
+        (its tokens scored by the decoder without the vocabulary: one forced pass, no search).
+        A decode that wrote no listed word gained nothing from the vocabulary, and the prompt
+        can still have changed its other words ("call mom" heard as "call moment")."""
+        if not tokens:
             return True
+        if not listed_runs(vocabulary, self._tokenizer.decode(tokens).split()):
+            return False
         prefix = self._prefix_tokens(committed)
         start = self._tokenizer.sot_sequence
         (aligned,) = model.align(encoded, start, [prefix + tokens], samples // 160)

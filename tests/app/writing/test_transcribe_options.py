@@ -9,7 +9,7 @@ import pytest
 
 from voxdesk.app.files.transcription import TimedEvent, TranscriptionReport, UtteranceReport
 from voxdesk.cli.main import build_parser, main
-from voxdesk.cli.writing import transcript_writer
+from voxdesk.cli.writing import decoder_vocabulary, transcript_mode, transcript_writer
 from voxdesk.engine.events import TextDelta, UtteranceDone
 
 
@@ -48,14 +48,18 @@ def test_a_bad_vocabulary_file_is_named(
 
 
 def test_without_mode_or_vocabulary_the_transcript_is_the_engines() -> None:
-    assert transcript_writer(build_parser().parse_args(["transcribe", "a.wav"])) is None
+    args = build_parser().parse_args(["transcribe", "a.wav"])
+    mode = transcript_mode(args)
+    assert mode is None and transcript_writer(mode) is None and decoder_vocabulary(args, mode) == ()
 
 
 def test_a_vocabulary_alone_writes_each_final_text_in_the_plain_mode(tmp_path: Path) -> None:
     words = tmp_path / "words.txt"
     words.write_text("Xochitl = so chee tl\n", encoding="utf-8")
-    write = transcript_writer(build_parser().parse_args(["transcribe", "--vocabulary", str(words), "a.wav"]))
-    assert write is not None
+    args = build_parser().parse_args(["transcribe", "--vocabulary", str(words), "a.wav"])
+    mode = transcript_mode(args)
+    write = transcript_writer(mode)
+    assert write is not None and decoder_vocabulary(args, mode) == ("Xochitl",)
     heard = ["Ask Zacha tool.", "Three thirty pm."]
     report = TranscriptionReport(
         audio_seconds=2.0,
