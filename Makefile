@@ -32,6 +32,7 @@ bench:
 	$(VENV)/bin/python -m benchmarks
 	$(VENV)/bin/python -m benchmarks.scoreboard
 	$(VENV)/bin/python -m benchmarks.noise
+	$(VENV)/bin/python -m benchmarks.vocabulary
 	$(VENV)/bin/python -m benchmarks.files
 	$(VENV)/bin/python -m benchmarks.whisper_models
 	$(VENV)/bin/python -m benchmarks.realtime
