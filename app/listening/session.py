@@ -51,7 +51,7 @@ from voxdesk.engine.events import (
     TextRetracted,
     UtteranceDone,
 )
-from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, StreamingEngine
+from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, StreamingEngine, open_stream
 
 __all__ = ["ListeningSession"]
 
@@ -90,8 +90,11 @@ class ListeningSession:
         silence_seconds: float = 0.6,
         on_stream_error: Callable[[StreamError], None] = lambda error: None,
         on_engine_alive: Callable[[], None] = lambda: None,
+        vocabulary: tuple[str, ...] = (),
     ) -> None:
+        """``vocabulary``: words each stream is biased towards, where the engine takes them."""
         self._engine = engine
+        self._vocabulary = vocabulary
         self._capture = capture
         self._transcript = transcript
         self._emit = emit
@@ -179,7 +182,7 @@ class ListeningSession:
         utterance: Utterance | None = None
         first_text_at = 0.0
         try:
-            events: AsyncIterator[object] = aiter(self._engine.stream(stream.feed))
+            events: AsyncIterator[object] = aiter(open_stream(self._engine, stream.feed, self._vocabulary))
             async for event in events:
                 now = time.perf_counter()
                 if isinstance(event, TextDelta | ProvisionalText):

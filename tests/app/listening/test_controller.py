@@ -8,10 +8,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests import speech_fixtures
 from tests.conftest import fixture_path
 from tests.desktop_rig import VirtualMic
 from tests.random_whisper import random_whisper
-from tests.recognition import assert_heard_in, assert_recognized
+from tests.recognition import assert_heard_in, assert_recognized, listed_words
 from tests.serve_process import start_serve
 from tests.speech_fixtures import Fixture
 from tests.tcp_proxy import CuttableProxy
@@ -236,3 +237,33 @@ def test_the_multilingual_random_model_detects_a_language_for_each_utterance_fro
         assert mic_text and final.language in language_codes()
 
     asyncio.run(scenario())
+
+
+def test_the_writing_vocabulary_biases_what_the_built_in_engine_hears_from_the_microphone(
+    virtual_mic: VirtualMic,
+) -> None:
+    # The held-out sentences whose listed words the engine gets wrong without a vocabulary
+    # (benchmarks/README.md: "read us", "Olu as soon", "Tad ... jinx", "jump-highter").
+    said = ["We moved the build cache to Redis last week.", "Please book a call with Oluwaseun on Thursday."]
+    said += ["Ask Tadhg to restart the Nginx server.", "Rahul will demo the Jupyter notebook after lunch."]
+    fixtures = {f.text: f for f in speech_fixtures.build_vocabulary() if f.voice == "slt"}
+    settings = Settings()
+    settings.writing.vocabulary = speech_fixtures.HELD_OUT_VOCABULARY_LINES + speech_fixtures.VOCABULARY_LINES
+    entries = [line.split("=")[0].strip() for line in settings.writing.vocabulary]
+
+    async def scenario() -> list[str]:
+        controller = Controller(settings)
+        events = Events(controller)
+        assert await controller.load_engine()
+        controller.start_listening()
+        for text in said:
+            player = virtual_mic.play(fixture_path(fixtures[text]))
+            await asyncio.to_thread(player.wait)
+        await controller.stop_listening()  # the utterance in progress is finished
+        await controller.aclose()
+        return [e.utterance.committed for e in events.seen if isinstance(e, UtteranceFinal)]
+
+    heard = asyncio.run(scenario())
+    listed, right, inserted = listed_words(entries, [" ".join(said)], [" ".join(heard)])
+    # 4 of the 5 on this machine through the file path; one of margin for the microphone's.
+    assert listed == 5 and right >= 3 and inserted == 0, heard
