@@ -37,10 +37,17 @@ from voxdesk.cli.models import add_models_parser, run_models
 from voxdesk.cli.server_urls import ServerUrls
 from voxdesk.cli.terminal import LiveTranscriptPrinter, ProgressBar, event_to_json, print_summary
 from voxdesk.cli.vllm_options import add_vllm_arguments, unrecognized, vllm_settings, wants_vllm
-from voxdesk.cli.writing import add_writing_arguments, decoder_vocabulary, transcript_mode, transcript_writer
+from voxdesk.cli.writing import (
+    add_writing_arguments,
+    decoder_vocabulary,
+    transcript_mode,
+    transcript_writer,
+    vocabulary_file,
+)
 from voxdesk.cli.wyoming import add_wyoming_arguments, wyoming_config, wyoming_server
 from voxdesk.engine import EngineKind, StreamingEngine
 from voxdesk.engine.errors import VoxdeskError
+from voxdesk.engine.session import SessionOptions, TakesSessionOptions
 from voxdesk.engine.vllm.engine import VllmSettings
 from voxdesk.engine.whisper.models import BUNDLED_MODEL, DEVICES
 from voxdesk.server.health import EngineStopped
@@ -224,6 +231,13 @@ def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         action="store_true",
         help="listen beyond loopback without an API key, and serve --wyoming there (only on a trusted network)",
     )
+    serve.add_argument(
+        "--vocabulary",
+        type=vocabulary_file,
+        metavar="FILE",
+        help="bias every session of the built-in engine towards these words and phrases (one a line); "
+        "an OpenAI-dialect session's transcription prompt adds its own before them",
+    )
     add_wyoming_arguments(serve)
     _add_whisper_arguments(serve)
     add_vllm_arguments(serve, server=True, engine_args=vllm)
@@ -258,6 +272,14 @@ async def _serve(args: argparse.Namespace) -> int:
         shutdown_grace=args.shutdown_grace,
     )
     engine = _create_engine(args)
+    if args.vocabulary:
+        if isinstance(engine, TakesSessionOptions):
+            engine.session_options = SessionOptions(tuple(entry.text for entry in args.vocabulary))
+        else:
+            print(
+                f"voxdesk serve: warning: the {args.engine} engine takes no vocabulary; --vocabulary is ignored",
+                file=sys.stderr,
+            )
     server = RealtimeServer(engine, config, loaded=False)  # refuses insecure binds before loading anything
     wyoming = wyoming_config(args)  # the same for Wyoming, which has no authentication at all
     await server.start()  # /health answers 503 until the engine is loaded

@@ -14,7 +14,7 @@ from typing import ClassVar, Generic, TypeVar
 import numpy as np
 
 from voxdesk.engine.events import EngineFault, ProvisionalText, StreamError, TextDelta, UtteranceDone
-from voxdesk.engine.session import AudioFeed, StreamingEngine
+from voxdesk.engine.session import AudioFeed, StreamingEngine, open_stream
 
 __all__ = ["INTERNAL_ERROR", "Channel", "EngineJob"]
 
@@ -52,8 +52,10 @@ class EngineJob(ABC, Generic[P]):
     engine_stopped: ClassVar[str]
     """What the client is told when the engine stopped for good (the server goes away to be restarted)."""
 
-    def __init__(self, channel: Channel, protocol: P) -> None:
+    def __init__(self, channel: Channel, protocol: P, vocabulary: tuple[str, ...] = ()) -> None:
+        """``vocabulary``: words the request asked the engine to be biased towards (before the engine's own)."""
         self._channel = channel
+        self._vocabulary = vocabulary
         self._protocol = protocol
         self._log = channel.log
         self._feed = AudioFeed(channel.max_engine_backlog)
@@ -93,7 +95,7 @@ class EngineJob(ABC, Generic[P]):
         """Run the engine session to its end; whether it ended without failing. A failure is
         told the client through :meth:`_fail`; the text heard before it stays."""
         try:
-            async for event in self._channel.engine.stream(self._feed):
+            async for event in open_stream(self._channel.engine, self._feed, self._vocabulary):
                 if isinstance(event, TextDelta):
                     piece = (" " if self._boundary and self.text else "") + event.text
                     self._boundary = False

@@ -146,6 +146,11 @@ class SessionCore(ServerCore[StartGeneration], ABC):
         self.generation = Generation.IDLE
         self._outgoing: list[str] = []
 
+    @property
+    def vocabulary(self) -> tuple[str, ...]:
+        """Words the client asked this session's transcription to be biased towards (none here)."""
+        return ()
+
     # Input from the client
 
     @abstractmethod

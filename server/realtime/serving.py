@@ -35,7 +35,7 @@ class Transcription(EngineJob[SessionCore]):
         self._usage = Usage()
         self.running = True
         """Whether the engine session is still open (audio fed now is still transcribed)."""
-        super().__init__(channel, protocol)
+        super().__init__(channel, protocol, protocol.vocabulary)
 
     @property
     def interruptible(self) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ __all__ = [
     "SessionSettings",
     "is_openai_path",
     "parse_client_frame",
+    "prompt_vocabulary",
 ]
 
 RATE = 24_000
@@ -106,6 +108,11 @@ class SessionSettings:
             self.language = transcription["language"]
         if isinstance(transcription.get("prompt"), str):
             self.prompt = transcription["prompt"]
+
+
+def prompt_vocabulary(prompt: str) -> tuple[str, ...]:
+    """A transcription ``prompt``'s comma-, semicolon- or line-separated phrases, in order."""
+    return tuple(phrase.strip() for phrase in re.split(r"[,;\n]", prompt) if phrase.strip())
 
 
 def _turn_detection(value: Any) -> dict[str, Any] | None:

@@ -37,6 +37,7 @@ from voxdesk.engine.wire.openai.events import (
     ServerEvents,
     SessionSettings,
     parse_client_frame,
+    prompt_vocabulary,
 )
 from voxdesk.engine.wire.pcm import Resampler, decode_audio
 from voxdesk.engine.wire.realtime.events import Usage
@@ -75,6 +76,12 @@ class OpenAIServerProtocol(SessionCore):
         self._generation_samples = 0
         self._vad: SpeechGate | None = None
         self._vad_item = ""  # the item speech_started announced
+
+    @property
+    def vocabulary(self) -> tuple[str, ...]:
+        """The session's ``prompt`` as vocabulary entries: OpenAI's Whisper takes "a list of
+        keywords" there, so each comma- or line-separated phrase is one entry."""
+        return prompt_vocabulary(self.settings.prompt)
 
     # Input from the client
 
