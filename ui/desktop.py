@@ -116,6 +116,8 @@ class Desktop:
         self.window.transcribe_requested.connect(self.transcribe_files)
         self.files_panel.show_session_requested.connect(self.show_session)
         self.overlay = DictationOverlay()
+        self.overlay.show_mode(self.assistant.center.dictation.choice.label)
+        self.assistant.center.dictation.add_choice_listener(lambda choice: self.overlay.show_mode(choice.label))
         self.overlay_feed = OverlayFeed(lambda: self.controller.settings.listening.overlay)
         self.controller.subscribe(self._follow_for_overlay)
         self.controller.subscribe_levels(self._level_for_overlay)

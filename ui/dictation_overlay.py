@@ -1,6 +1,7 @@
 """The dictation overlay: a small frameless box near the bottom of the screen, on top of every
 window, that never takes the focus from the application being dictated into. It shows the
-level, the live text (provisional tail greyed) and the action, and fades out when told to."""
+level, the writing mode, the live text (provisional tail greyed) and the action, and fades out
+when told to."""
 
 from __future__ import annotations
 
@@ -41,13 +42,16 @@ class DictationOverlay(QWidget):
         box.setObjectName("box")
         box.setStyleSheet(
             "#box { background: rgba(32, 33, 36, 235); border-radius: 10px; }"
-            "QLabel { color: #f1f3f4; } QLabel#action { color: #9ad0a5; }"
+            "QLabel { color: #f1f3f4; } QLabel#action { color: #9ad0a5; } QLabel#mode { color: #bdc1c6; }"
         )
         self.meter = LevelMeter()
         dark = self.meter.palette()
         for role, colour in (("Base", "#3c4043"), ("Mid", "#5f6368"), ("PlaceholderText", "#bdc1c6")):
             dark.setColor(getattr(QPalette.ColorRole, role), QColor(colour))
         self.meter.setPalette(dark)
+        self.mode = QLabel()
+        self.mode.setObjectName("mode")
+        self.mode.setAccessibleName("Writing mode")
         self.text = QLabel()
         self.text.setAccessibleName("Dictated text")
         self.text.setWordWrap(True)
@@ -58,7 +62,7 @@ class DictationOverlay(QWidget):
         self.action.setWordWrap(True)
         inner = QVBoxLayout(box)
         inner.setContentsMargins(14, 10, 14, 10)
-        for widget in (self.meter, self.text, self.action):
+        for widget in (self.meter, self.mode, self.text, self.action):
             inner.addWidget(widget)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -98,6 +102,10 @@ class DictationOverlay(QWidget):
                 self._stopped.stop()
             elif not self._stopped.isActive():
                 self._stopped.start()
+
+    def show_mode(self, label: str) -> None:
+        """The mode dictation is written in now, in a few words (as the window's chip)."""
+        self.mode.setText(f"Writing: {label}")
 
     def show_reading(self, reading: MeterReading) -> None:
         if self.isVisible():

@@ -57,6 +57,10 @@ def test_global_shortcut_and_hold_to_talk_show_the_overlay_the_button_does_not_a
     for flag in (Qt.WindowType.WindowDoesNotAcceptFocus, Qt.WindowType.Tool, Qt.WindowType.WindowStaysOnTopHint):
         assert flags & flag, flag
     assert overlay.testAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+    assert overlay.mode.text() == window.mode_chip.text() == "Writing: plain"
+    desktop.assistant.center.dictation.toggle("code")  # a mode's shortcut: the overlay shows the mode too
+    assert overlay.mode.text() == window.mode_chip.text() == "Writing: code (hotkey)"
+    desktop.assistant.center.dictation.toggle("code")
     command = speech["command01-slt"]
     virtual_mic.play(fixture_path(command))
     qtbot.waitUntil(lambda: bool(overlay.text.text()) and "listening" not in overlay.text.text(), timeout=10_000)
