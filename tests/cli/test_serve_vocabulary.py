@@ -78,7 +78,7 @@ def openai_transcripts(port: int, prompt: str | None) -> list[str]:
     audio: list[np.ndarray] = [read_audio(path) for path in spoken_files()]
 
     async def scenario() -> list[str]:
-        heard = []
+        heard: list[str] = []
         async with sdk_session(port, key="sk-dummy") as conn:
             await conn.session.update(session=session)  # type: ignore[arg-type]
             assert (await next_event(conn))["type"] == "session.updated"
