@@ -15,6 +15,7 @@ import pytest
 from tests import speech_fixtures
 from tests.desktop_rig import RigUnavailable, VirtualMic, XvfbDisplay
 from tests.speech_fixtures import Fixture
+from tests.text_field import TextField
 from tests.vllm_support import build_tiny_model, start_vllm_server, stop
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
@@ -126,6 +127,16 @@ def x_display(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         _rig_unavailable(str(exc))
     yield value
     display.stop()
+
+
+@pytest.fixture
+def field(x_display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TextField]:
+    """A real text field in another process on the Xvfb display, focused; DISPLAY points there."""
+    monkeypatch.setenv("DISPLAY", x_display)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    opened = TextField(x_display, tmp_path / "field.txt")
+    yield opened
+    opened.close()
 
 
 @pytest.fixture(scope="session")

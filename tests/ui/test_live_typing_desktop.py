@@ -41,15 +41,6 @@ def passage(speech: dict[str, Fixture]) -> Fixture:
     return speech["passage-slt"]
 
 
-@pytest.fixture
-def field(x_display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TextField]:
-    monkeypatch.setenv("DISPLAY", x_display)
-    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-    opened = TextField(x_display, tmp_path / "field.txt")
-    yield opened
-    opened.close()
-
-
 def finals(recorder: Recorder) -> list[UtteranceFinal]:
     return [event for _, event in recorder.of(UtteranceFinal) if isinstance(event, UtteranceFinal)]
 

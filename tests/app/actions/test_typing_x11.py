@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,15 +19,6 @@ from voxdesk.app.hotkeys import GlobalHotkeys
 from voxdesk.app.settings import ActionSettings, WritingSettings
 
 pytestmark = pytest.mark.skipif(shutil.which("xdotool") is None, reason="xdotool is not installed")
-
-
-@pytest.fixture
-def field(x_display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TextField]:
-    monkeypatch.setenv("DISPLAY", x_display)
-    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-    opened = TextField(x_display, tmp_path / "field.txt")
-    yield opened
-    opened.close()
 
 
 @pytest.fixture
