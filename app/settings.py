@@ -16,7 +16,7 @@ import tomllib
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin, get_type_hints
 
 import platformdirs
 import tomli_w
@@ -94,6 +94,11 @@ class WritingSettings:
     replacements: list[str] = field(default_factory=list)  # rules, each a line of a replacements file
     # A mode's name -> a system-wide shortcut that writes the next utterances in it (pressed again: by the app).
     mode_shortcuts: dict[str, str] = field(default_factory=dict)
+    # A mode's name -> vocabulary entries and replacement rules of that mode only, after the ones above.
+    mode_vocabulary: dict[str, list[str]] = field(default_factory=dict)
+    mode_replacements: dict[str, list[str]] = field(default_factory=dict)
+    # An application's window class or instance -> the mode its dictation is written in (before the built-in ones).
+    app_modes: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -121,8 +126,9 @@ _CHOICES = {
 }
 
 
-def _coerce(value: Any, default: Any) -> Any:
-    """``value`` as the type of ``default``; TypeError for a wrong type, ValueError for a bad choice."""
+def _coerce(value: Any, default: Any, hint: Any) -> Any:
+    """``value`` as the type of ``default`` (its annotation: ``hint``); TypeError for a wrong type,
+    ValueError for a bad choice."""
     if isinstance(default, StrEnum):
         if isinstance(value, str):
             try:
@@ -140,16 +146,29 @@ def _coerce(value: Any, default: Any) -> Any:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     elif isinstance(value, type(default)):
-        odd = [item for item in _items(value) if not isinstance(item, str)] if isinstance(value, list | dict) else []
-        if odd:
-            raise TypeError(f"expected text in each entry, got {type(odd[0]).__name__}")
+        if isinstance(value, list | dict) and (odd := _odd_entries(value, hint)):
+            entry = get_args(hint)[-1]
+            wanted = "text" if entry is str else "a list of text"
+            raise TypeError(f"expected {wanted} in each entry, got {type(odd[0]).__name__}")
         return value
     raise TypeError(f"expected {type(default).__name__}, got {type(value).__name__}")
 
 
-def _items(container: list[Any] | dict[Any, Any]) -> list[Any]:
-    """A list's entries; a table's keys and values (every container in the settings holds text)."""
-    return list(container) if isinstance(container, list) else [*container, *container.values()]
+def _odd_entries(container: list[Any] | dict[Any, Any], hint: Any) -> list[Any]:
+    """The entries of a list, or the keys and values of a table, that are not what ``hint``
+    says it holds (text, or lists of text: every container in the settings holds text)."""
+    entry = get_args(hint)[-1]
+    if isinstance(container, dict):
+        odd_keys = [key for key in container if not isinstance(key, str)]
+        return odd_keys + [value for value in container.values() if not _fits(value, entry)]
+    return [value for value in container if not _fits(value, entry)]
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    origin = get_origin(hint)
+    if origin is None:
+        return isinstance(value, hint)
+    return isinstance(value, origin) and not _odd_entries(value, hint)
 
 
 def settings_from_dict(data: dict[str, Any]) -> tuple[Settings, list[str]]:
@@ -163,12 +182,13 @@ def settings_from_dict(data: dict[str, Any]) -> tuple[Settings, list[str]]:
             continue
         section = getattr(settings, section_name)
         known = {f.name for f in dataclasses.fields(section)}
+        hints = get_type_hints(type(section))
         for key, value in section_data.items():
             if key not in known:
                 warnings.append(f"ignored unknown setting {section_name}.{_shown(key)}")
                 continue
             try:
-                coerced = _coerce(value, getattr(section, key))
+                coerced = _coerce(value, getattr(section, key), hints[key])
             except (TypeError, ValueError) as error:
                 warnings.append(f"ignored {section_name}.{key}: {error}")
                 continue

@@ -1,7 +1,8 @@
 """Dictated text written by its mode into the focused application, live where the mode allows.
 
 Each utterance gets its mode when its first text arrives: the one a mode hotkey chose, else the
-one whose ``app_classes`` name the focused application, else the ``[writing]`` settings' mode.
+one the ``[writing]`` settings' ``app_modes`` or a mode's ``app_classes`` name for the focused
+application, else the ``[writing]`` settings' mode.
 While it is spoken, each growth of its committed text is written by that mode and typed
 (:class:`~voxdesk.app.actions.live_typing.LiveTyper`); the final text is written and typed the
 same way, with a space after it, so the field ends up holding exactly the written final.
@@ -127,7 +128,7 @@ class Dictation:
         else:
             probe = self._probe()
             app = await probe.focused_app()
-            by_app = mode_for_app(app, DEFAULT_MODES)
+            by_app = mode_for_app(app, DEFAULT_MODES, self.settings.app_modes)
             if by_app is not None and app is not None:
                 choice = ModeChoice(by_app.name, "app", app.app_class)
             else:

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from voxdesk.app.writing.modes import Mode
+from voxdesk.app.writing.modes import Mode, mode_named
 
 __all__ = ["FocusProbe", "FocusedApp", "NoFocusProbe", "X11Focus", "choose_focus_probe", "mode_for_app"]
 
@@ -96,11 +96,18 @@ def parse_wm_class(line: str) -> FocusedApp | None:
     return FocusedApp(parts[0], parts[1])
 
 
-def mode_for_app(app: FocusedApp | None, modes: Iterable[Mode]) -> Mode | None:
-    """The first of ``modes`` whose ``app_classes`` name the app's class or instance (any case)."""
+def mode_for_app(
+    app: FocusedApp | None, modes: Iterable[Mode], app_modes: Mapping[str, str] | None = None
+) -> Mode | None:
+    """The mode the user's ``app_modes`` name for the app's class or instance, else the first of
+    ``modes`` whose ``app_classes`` name it (any case). A name in ``app_modes`` that is no mode is passed over."""
     if app is None:
         return None
+    modes = tuple(modes)
     names = {name.casefold() for name in app.names if name}
+    for app_name, mode_name in (app_modes or {}).items():
+        if app_name.casefold() in names and (chosen := mode_named(mode_name, modes)) is not None:
+            return chosen
     return next((m for m in modes if names & {c.casefold() for c in m.app_classes}), None)
 
 

@@ -31,7 +31,7 @@ from voxdesk.app.listening.session import ListeningSession
 from voxdesk.app.listening.speed import FINAL_LATENCY_LIMIT, SpeedWatch
 from voxdesk.app.listening.transcript import Transcript
 from voxdesk.app.settings import EngineSettings, Settings
-from voxdesk.app.writing.user_mode import user_mode
+from voxdesk.app.writing.user_mode import every_mode_vocabulary
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.events import EngineFault, StreamError, StreamErrorCode
 from voxdesk.engine.kinds import EngineKind
@@ -270,7 +270,7 @@ class Controller:
             silence_seconds=self.settings.listening.silence_ms / 1000,
             on_stream_error=self._on_stream_error,
             on_engine_alive=self._on_engine_alive,
-            vocabulary=tuple(entry.text for entry in user_mode(self.settings.writing)[0].vocabulary),
+            vocabulary=every_mode_vocabulary(self.settings.writing),
         )
         self._session = session
         self._session_task = self._spawn(session.run())

@@ -7,21 +7,31 @@ In ``settings.toml``::
     vocabulary = ["Xochitl = so chee tl", "Kubernetes"]
     replacements = ["btw => by the way"]
 
+    [writing.mode_vocabulary]
+    code = ["kubectl = cube control", "nginx = engine x"]
+
+    [writing.mode_replacements]
+    code = ["dash dash => --"]
+
 Each vocabulary item is a line of a vocabulary file (:mod:`voxdesk.app.writing.vocabulary`),
-each rule a line of a replacements file (:mod:`voxdesk.app.writing.replacements`). They apply
-in every mode, after the mode's own. A bad item costs only itself, as a warning.
+each rule a line of a replacements file (:mod:`voxdesk.app.writing.replacements`). The first
+two lists apply in every mode, after the mode's own; a mode's own lists come after them. A bad
+item costs only itself, as a warning.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from voxdesk.app.settings import WritingSettings
 from voxdesk.app.writing.modes import DEFAULT_MODES, Mode, mode_named
 from voxdesk.app.writing.replacements import parse_replacements
 from voxdesk.app.writing.vocabulary import parse_vocabulary
 
-__all__ = ["user_mode"]
+__all__ = ["every_mode_vocabulary", "user_mode"]
+
+T = TypeVar("T")
 
 
 def user_mode(
@@ -35,15 +45,47 @@ def user_mode(
     modes = tuple(modes)
     warnings: list[str] = []
     mode = mode_named(name or settings.mode, modes)
+    known = ", ".join(m.name for m in modes)
     if mode is None:
-        known = ", ".join(m.name for m in modes)
         warnings.append(f"ignored writing.mode: {settings.mode!r} is not one of {known}")
         mode = modes[0]
-    vocabulary, problems = parse_vocabulary(_lines(settings.vocabulary, "writing.vocabulary", warnings))
-    warnings += [f"ignored writing.vocabulary item {problem.removeprefix('line ')}" for problem in problems]
-    rules, problems = parse_replacements(_lines(settings.replacements, "writing.replacements", warnings))
-    warnings += [f"ignored writing.replacements item {problem.removeprefix('line ')}" for problem in problems]
-    return mode.adding(vocabulary, rules), warnings
+    for unknown in sorted({*settings.mode_vocabulary, *settings.mode_replacements} - {m.name for m in modes}):
+        warnings.append(f"ignored the words of mode {unknown!r}: it is not one of {known}")
+    for app, unknown in settings.app_modes.items():
+        if mode_named(unknown, modes) is None:
+            warnings.append(f"ignored writing.app_modes.{app}: {unknown!r} is not one of {known}")
+    for vocabulary_items, rule_items, setting in (
+        (settings.vocabulary, settings.replacements, ""),
+        (settings.mode_vocabulary.get(mode.name, []), settings.mode_replacements.get(mode.name, []), mode.name),
+    ):
+        vocabulary = _parsed(parse_vocabulary, vocabulary_items, _name("vocabulary", setting), warnings)
+        rules = _parsed(parse_replacements, rule_items, _name("replacements", setting), warnings)
+        mode = mode.adding(vocabulary, rules)
+    return mode, warnings
+
+
+def every_mode_vocabulary(settings: WritingSettings, modes: Iterable[Mode] = DEFAULT_MODES) -> tuple[str, ...]:
+    """The vocabulary of every mode with the settings' words, each entry once: what a listening
+    session is biased towards, since its utterances' modes are picked only as they are written."""
+    texts: dict[str, str] = {}
+    for mode in modes:
+        for entry in user_mode(settings, mode.name, modes)[0].vocabulary:
+            texts.setdefault(entry.text.casefold(), entry.text)
+    return tuple(texts.values())
+
+
+def _name(kind: str, mode: str) -> str:
+    """The setting's name in warnings: ``writing.vocabulary`` or ``writing.mode_vocabulary.code``."""
+    return f"writing.mode_{kind}.{mode}" if mode else f"writing.{kind}"
+
+
+def _parsed(
+    parse: Callable[[list[str]], tuple[list[T], list[str]]], items: Sequence[object], name: str, warnings: list[str]
+) -> list[T]:
+    """The items parsed, one warning per item that is not one."""
+    parsed, problems = parse(_lines(items, name, warnings))
+    warnings += [f"ignored {name} item {problem.removeprefix('line ')}" for problem in problems]
+    return parsed
 
 
 def _lines(items: Sequence[object], name: str, warnings: list[str]) -> list[str]:

@@ -21,6 +21,7 @@ def test_round_trip_through_the_config_folder() -> None:
     settings.engine.kind, settings.engine.server_url, settings.engine.api_key = EngineKind.REMOTE, "wss://asr:8000", "k"
     settings.listening.silence_ms, settings.history.keep, settings.actions.llm_timeout_s = 450, False, 2.5
     settings.writing.vocabulary, settings.writing.mode_shortcuts = ["Kubernetes"], {"code": "Ctrl+Alt+C"}
+    settings.writing.mode_vocabulary, settings.writing.app_modes = {"code": ["kubectl"]}, {"Gedit": "prose"}
     path = save_settings(settings)
     assert path == settings_path() and path.read_text().startswith("[audio]")
     assert load_settings() == (settings, [])
@@ -57,6 +58,26 @@ def test_lists_and_tables_of_text_take_only_text(tmp_path: Path) -> None:
     assert warnings == [
         "ignored writing.vocabulary: expected text in each entry, got int",
         "ignored writing.mode_shortcuts: expected text in each entry, got int",
+    ]
+
+
+def test_a_table_of_lists_takes_only_lists_of_text(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_text(
+        '[writing.mode_vocabulary]\ncode = ["kubectl", "nginx = engine x"]\n'
+        '[writing.mode_replacements]\ncode = "dash dash => --"\n'
+        '[writing.app_modes]\nSlack = ["message"]\n'
+    )
+    settings, warnings = load_settings(path)
+    assert settings.writing.mode_vocabulary == {"code": ["kubectl", "nginx = engine x"]}
+    assert settings.writing.mode_replacements == {} and settings.writing.app_modes == {}
+    assert warnings == [
+        "ignored writing.mode_replacements: expected a list of text in each entry, got str",
+        "ignored writing.app_modes: expected text in each entry, got list",
+    ]
+    path.write_text('[writing.mode_vocabulary]\ncode = ["kubectl", 3]\n')
+    assert load_settings(path)[1] == [
+        "ignored writing.mode_vocabulary: expected a list of text in each entry, got list"
     ]
 
 

@@ -46,6 +46,13 @@ def test_a_mode_is_found_by_the_apps_class_or_instance_in_any_case() -> None:
     assert mode_for_app(None, DEFAULT_MODES) is None
 
 
+def test_the_users_app_modes_come_before_the_built_in_ones() -> None:
+    app_modes = {"gimp": "prose", "XTerm": "plain", "slack": "no-such-mode"}
+    assert getattr(mode_for_app(FocusedApp("gimp", "Gimp"), DEFAULT_MODES, app_modes), "name", None) == "prose"
+    assert getattr(mode_for_app(FocusedApp("xterm", "XTerm"), DEFAULT_MODES, app_modes), "name", None) == "plain"
+    assert getattr(mode_for_app(FocusedApp("slack", "Slack"), DEFAULT_MODES, app_modes), "name", None) == "message"
+
+
 @pytest.mark.parametrize(
     ("environ", "platform", "reason"),
     [

@@ -76,14 +76,15 @@ def test_each_window_gets_its_applications_mode_and_a_mode_shortcut_switches(
     x_display: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two real X11 windows posing as a terminal and a chat app; the mode is read from the
-    focused window's WM_CLASS (xdotool, xprop), and a system-wide mode shortcut (pynput) wins."""
+    focused window's WM_CLASS (xdotool, xprop), and a system-wide mode shortcut (pynput) wins.
+    "Kubernetes" is every mode's word, "Grafana" the message mode's only."""
     monkeypatch.setenv("DISPLAY", x_display)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     monkeypatch.delenv("XDG_SESSION_TYPE", raising=False)
     terminal = TextField(x_display, tmp_path / "terminal.txt", "voxdesk-terminal", ("xterm", "XTerm"))
     chat = TextField(x_display, tmp_path / "chat.txt", "voxdesk-chat", ("slack", "Slack"))
     services = Services(open_url=RecordingOpener(), launcher=RecordingLauncher(), keyboard=choose_keyboard())
-    writing = WritingSettings(vocabulary=["Kubernetes", "Grafana"])
+    writing = WritingSettings(vocabulary=["Kubernetes"], mode_vocabulary={"message": ["Grafana"]})
     center = ActionCenter(
         ActionSettings(mode="dictation"),
         services,
@@ -94,8 +95,8 @@ def test_each_window_gets_its_applications_mode_and_a_mode_shortcut_switches(
     async def scenario() -> list[str]:
         modes = []
         terminal.focus()
-        modes.append(await dictate(center, "List the Cooper Netties pods."))
-        await asyncio.to_thread(terminal.wait_for, "list the Kubernetes pods ")
+        modes.append(await dictate(center, "List the Cooper Netties pods of graph fauna."))
+        await asyncio.to_thread(terminal.wait_for, "list the Kubernetes pods of graph fauna ")
         chat.focus()
         modes.append(await dictate(center, "Open graph fauna at three thirty pm."))
         await asyncio.to_thread(chat.wait_for, "Open Grafana at 3:30 PM ")
@@ -123,7 +124,7 @@ def test_each_window_gets_its_applications_mode_and_a_mode_shortcut_switches(
             hotkeys.stop()
         terminal.focus()
         modes.append(await dictate(center, "Meet at three thirty pm."))
-        await asyncio.to_thread(terminal.wait_for, "list the Kubernetes pods Meet at 3:30 PM. ")
+        await asyncio.to_thread(terminal.wait_for, "list the Kubernetes pods of graph fauna Meet at 3:30 PM. ")
         return modes
 
     try:

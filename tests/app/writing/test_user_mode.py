@@ -7,7 +7,7 @@ from pathlib import Path
 from voxdesk.app.settings import WritingSettings, load_settings, save_settings
 from voxdesk.app.writing.pipeline import write_text
 from voxdesk.app.writing.replacements import Replacement
-from voxdesk.app.writing.user_mode import user_mode
+from voxdesk.app.writing.user_mode import every_mode_vocabulary, user_mode
 from voxdesk.app.writing.vocabulary import VocabularyEntry
 
 
@@ -55,4 +55,36 @@ def test_each_bad_setting_is_one_warning_and_the_rest_still_counts() -> None:
         "ignored writing.vocabulary item 4",
         "ignored writing.vocabulary item 2",
         "ignored writing.replacements item 2",
+    ]
+
+
+def test_a_modes_own_words_apply_in_that_mode_only(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_text(
+        '[writing]\nvocabulary = ["Xochitl = so chee tl"]\n'
+        '[writing.mode_vocabulary]\ncode = ["kubectl = cube control"]\n'
+        '[writing.mode_replacements]\ncode = ["dash dash => --"]\n',
+        encoding="utf-8",
+    )
+    settings, warnings = load_settings(path)
+    code, problems = user_mode(settings.writing, "code")
+    plain, _ = user_mode(settings.writing, "plain")
+    assert warnings == problems == []
+    assert [entry.text for entry in code.vocabulary] == ["Xochitl", "kubectl"]
+    assert [entry.text for entry in plain.vocabulary] == ["Xochitl"]
+    assert write_text("run cube control get pods dash dash all", code) == "run kubectl get pods -- all"
+    assert write_text("Run cube control, dash dash all.", plain) == "Run cube control, dash dash all."
+    assert every_mode_vocabulary(settings.writing) == ("Xochitl", "kubectl")
+
+
+def test_words_and_apps_of_a_mode_that_does_not_exist_are_warnings() -> None:
+    settings = WritingSettings(mode_vocabulary={"poetry": ["Keats"]}, app_modes={"Gedit": "poetry", "Slack": "prose"})
+    mode, problems = user_mode(settings)
+    assert [entry.text for entry in mode.vocabulary] == []
+    assert problems == [
+        "ignored the words of mode 'poetry': it is not one of plain, prose, message, code",
+        "ignored writing.app_modes.Gedit: 'poetry' is not one of plain, prose, message, code",
+    ]
+    assert [problem for problem in user_mode(WritingSettings(mode_vocabulary={"code": ["= x"]}), "code")[1]] == [
+        "ignored writing.mode_vocabulary.code item 1: no word before '=': '= x'"
     ]
