@@ -1,4 +1,5 @@
-"""The settings dialog: microphone, engine (Whisper model, language, device), server, silence length, shortcuts."""
+"""The settings dialog: microphone, engine (Whisper model, language, device), server, silence
+length and shortcuts on its General page; modes, vocabulary and replacements on its Writing page."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -27,6 +30,7 @@ from voxdesk.engine.kinds import EngineKind
 from voxdesk.engine.remote.openai import OPENAI_REALTIME_URL
 from voxdesk.engine.vllm.models import REALTIME_MODELS
 from voxdesk.engine.whisper.catalog import ModelChoice, language_codes
+from voxdesk.ui.writing_settings import WritingPage
 
 ENGINE_LABELS = {
     EngineKind.BUILTIN: "Built-in CPU engine",
@@ -57,7 +61,8 @@ class SettingsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Voxdesk settings")
         self._settings = copy.deepcopy(settings)
-        form = QFormLayout(self)
+        general = QWidget()
+        form = QFormLayout(general)
 
         self.device = QComboBox()
         self.device.setAccessibleName("Microphone")
@@ -129,10 +134,16 @@ class SettingsDialog(QDialog):
             note.setWordWrap(True)
             form.addRow("", note)
 
+        self.writing = WritingPage(settings.writing)
+        self.pages = QTabWidget()
+        self.pages.addTab(general, "&General")
+        self.pages.addTab(self.writing, "&Writing")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
-        form.addRow(buttons)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.pages)
+        layout.addWidget(buttons)
         self.engine.currentIndexChanged.connect(self._enable_engine_fields)
         self.server_dialect.currentIndexChanged.connect(self._dialect_changed)
         self._enable_engine_fields()
@@ -250,4 +261,5 @@ class SettingsDialog(QDialog):
         result.listening.toggle_shortcut = self.toggle_shortcut.keySequence().toString()
         result.listening.hold_to_talk_key = self.hold_key.keySequence().toString()
         result.listening.overlay = self.overlay.isChecked()
+        result.writing = self.writing.writing_settings()
         return result
