@@ -51,9 +51,9 @@ class VoiceActions:
             self._history.note_action(record.utterance_id, f"{record.preview} ({record.status})")
 
     async def aclose(self) -> None:
-        """Stop taking utterances and let the one in progress finish."""
+        """Stop taking utterances and let the one in progress finish, its outcome noted in the history."""
         self.unsubscribe()
-        self._forget_records()
         if self._worker is not None:
             await asyncio.gather(self._worker, return_exceptions=True)
+        self._forget_records()
         self.center.close()

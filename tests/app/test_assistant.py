@@ -6,7 +6,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from tests.app.actions.fakes import RecordingLauncher, recording_services
+from tests.app.actions.fakes import RecordingKeyboard, RecordingLauncher, recording_services
 from voxdesk.app.actions import ActionStatus
 from voxdesk.app.actions.commands import user_commands_path
 from voxdesk.app.assistant import Assistant
@@ -79,3 +79,27 @@ def test_mistakes_in_the_users_commands_reach_the_window_as_problems() -> None:
     first, second = [problem for problem in asyncio.run(scenario()) if problem.startswith("voice commands: ")]
     assert first.startswith(f"voice commands: {user}:1: ignored command 'boom': action must be one of")
     assert second.startswith(f"voice commands: could not read {user}:2: not valid TOML")
+
+
+def test_a_dictated_utterance_keeps_its_raw_text_and_notes_what_its_mode_wrote(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        settings = Settings()
+        settings.actions.mode, settings.writing.mode = "dictation", "prose"
+        services = recording_services()
+        assistant = Assistant(settings, services, HistoryStore.open(tmp_path / "history.db"))
+        assistant.controller.report(ListeningChanged(True))
+        said = "Meet at three thirty pm comma Siobhan."
+        assistant.controller.report(UtteranceFinal(Utterance(id=1, committed=said, start=0.0, end=2.0, final=True)))
+        assistant.controller.report(ListeningChanged(False))
+        await assistant.aclose()  # lets the utterance in progress be typed and noted, and closes the history
+
+        assert (
+            isinstance(services.keyboard, RecordingKeyboard) and services.keyboard.text == "Meet at 3:30 PM, Siobhan. "
+        )
+        store = HistoryStore.open(tmp_path / "history.db")
+        (row,) = store.utterances(store.sessions()[0].id)
+        store.close()
+        assert row.text == said
+        assert row.action == "Type “Meet at 3:30 PM, Siobhan.” (prose mode) (done)"
+
+    asyncio.run(scenario())
