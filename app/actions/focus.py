@@ -1,8 +1,11 @@
 """Which application has the keyboard focus, and the writing mode meant for it.
 
 One interface, :class:`FocusProbe`; :class:`X11Focus` reads the focused window's ``WM_CLASS``
-(instance and class) with xdotool and xprop. Elsewhere :class:`NoFocusProbe` says plainly that
-it cannot tell, and dictation uses the settings' mode.
+(instance and class) with xdotool and xprop, :class:`MacFocus` the frontmost application's
+bundle identifier and name from System Events, and
+:class:`~voxdesk.app.actions.focus_windows.WindowsFocus` the foreground window's executable
+and class. Elsewhere :class:`NoFocusProbe` says plainly that it cannot tell, and dictation uses
+the settings' mode.
 """
 
 from __future__ import annotations
@@ -13,18 +16,32 @@ import shutil
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PureWindowsPath
 from typing import Protocol
 
+from voxdesk.app.actions.focus_windows import foreground_window
 from voxdesk.app.writing.modes import Mode, mode_named
 
-__all__ = ["FocusProbe", "FocusedApp", "NoFocusProbe", "X11Focus", "choose_focus_probe", "mode_for_app"]
+__all__ = [
+    "FocusProbe",
+    "FocusedApp",
+    "MacFocus",
+    "NoFocusProbe",
+    "WindowsFocus",
+    "X11Focus",
+    "choose_focus_probe",
+    "foreground_app",
+    "mode_for_app",
+    "parse_frontmost",
+]
 
 _WAIT_S = 2.0
 
 
 @dataclass(frozen=True)
 class FocusedApp:
-    """The focused window's application: its ``WM_CLASS`` instance and class on X11."""
+    """The focused window's application: its ``WM_CLASS`` instance and class on X11; bundle
+    identifier and name on macOS; executable and window class on Windows."""
 
     instance: str
     app_class: str
@@ -68,6 +85,51 @@ class X11Focus:
             return None
         answer = await self._output(["xprop", "-id", window, "WM_CLASS"])
         return parse_wm_class(answer) if answer is not None else None
+
+
+class WindowsFocus:
+    """Windows: the foreground window's process's executable and its window class."""
+
+    unsupported: str | None = None
+
+    def __init__(self, window: Callable[[], Awaitable[tuple[str, str] | None]] = foreground_window) -> None:
+        self._window = window
+
+    async def focused_app(self) -> FocusedApp | None:
+        found = await self._window()
+        return foreground_app(*found) if found is not None else None
+
+
+def foreground_app(executable: str, window_class: str) -> FocusedApp | None:
+    """The program ``C:\\...\\slack.exe`` with window class ``Chrome_WidgetWin_1`` as
+    FocusedApp(``slack``, ``Chrome_WidgetWin_1``): modes name Windows programs by their executable."""
+    name = PureWindowsPath(executable).stem if executable else ""
+    return FocusedApp(name, window_class) if name or window_class else None
+
+
+_FRONTMOST = (
+    'tell application "System Events" to get {bundle identifier, name} of first process whose frontmost is true'
+)
+
+
+class MacFocus:
+    """macOS: the frontmost application, asked of System Events with osascript (macOS asks the
+    user once to let Voxdesk control System Events; refused, the settings' mode is used)."""
+
+    unsupported: str | None = None
+
+    def __init__(self, output: Callable[[Sequence[str]], Awaitable[str | None]] | None = None) -> None:
+        self._output = output or read_output
+
+    async def focused_app(self) -> FocusedApp | None:
+        answer = await self._output(["osascript", "-e", _FRONTMOST])
+        return parse_frontmost(answer) if answer is not None else None
+
+
+def parse_frontmost(line: str) -> FocusedApp | None:
+    """osascript's ``com.tinyspeck.slackmacgap, Slack`` as a FocusedApp; None without a name."""
+    bundle, _, name = line.partition(", ")
+    return FocusedApp(bundle.strip(), name.strip()) if name.strip() else None
 
 
 async def read_output(argv: Sequence[str]) -> str | None:
@@ -114,8 +176,10 @@ def mode_for_app(
 def choose_focus_probe(environ: Mapping[str, str] | None = None, platform: str = sys.platform) -> FocusProbe:
     """The probe for this desktop; one that says why where it cannot tell."""
     environ = os.environ if environ is None else environ
-    if platform in ("win32", "darwin"):
-        return NoFocusProbe("picking the mode by the focused application is not supported on this system yet")
+    if platform == "win32":
+        return WindowsFocus()
+    if platform == "darwin":
+        return MacFocus() if shutil.which("osascript") else NoFocusProbe("osascript is not on the PATH")
     if environ.get("WAYLAND_DISPLAY") and not environ.get("DISPLAY"):
         return NoFocusProbe("Wayland does not tell programs which window has the focus")
     if not environ.get("DISPLAY"):

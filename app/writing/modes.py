@@ -69,13 +69,23 @@ DEFAULT_MODES = (
         "message",
         "chat: as prose, without a period at the end",
         _DICTATION | {Step.NO_TRAILING_PERIOD},
-        app_classes=("Slack", "discord", "Signal", "TelegramDesktop", "Element"),
+        app_classes=("Slack", "discord", "Signal", "TelegramDesktop", "Telegram", "Element"),
     ),
     Mode(
         "code",
         "terminals and editors: no punctuation of the recognizer's, no capital at the start",
         _WORDS | {Step.NO_AUTO_PUNCTUATION, Step.NO_START_CAPITAL},
-        app_classes=("gnome-terminal-server", "konsole", "xterm", "Alacritty", "kitty", "Code"),
+        app_classes=(
+            "gnome-terminal-server",
+            "konsole",
+            "xterm",
+            "Alacritty",
+            "kitty",
+            "Code",
+            "Terminal",  # macOS
+            "iTerm2",
+            "WindowsTerminal",
+        ),
         live_typing=False,
     ),
 )

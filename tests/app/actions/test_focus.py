@@ -1,19 +1,25 @@
-"""Which application has the focus: xprop's answer read, a mode found by the app's class, and
-the probe chosen by the desktop (the real X11 probe is driven in test_typing_x11)."""
+"""Which application has the focus: xprop's, osascript's and Windows' answers read, a mode found
+by the app's class, and the probe chosen by the desktop (the real X11 probe is driven in
+test_typing_x11; the macOS and Windows probes cannot run here)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
 from voxdesk.app.actions.focus import (
     FocusedApp,
+    MacFocus,
     NoFocusProbe,
+    WindowsFocus,
     X11Focus,
     choose_focus_probe,
+    foreground_app,
     mode_for_app,
+    parse_frontmost,
     parse_wm_class,
     read_output,
 )
@@ -58,7 +64,7 @@ def test_the_users_app_modes_come_before_the_built_in_ones() -> None:
     [
         ({"WAYLAND_DISPLAY": "wayland-0"}, "linux", "Wayland does not tell programs which window has the focus"),
         ({}, "linux", "there is no graphical session"),
-        ({"DISPLAY": ":0"}, "darwin", "not supported on this system yet"),
+        ({"PATH": "/nonexistent"}, "darwin", "osascript is not on the PATH"),
         ({"DISPLAY": ":0", "PATH": "/nonexistent"}, "linux", "needs xdotool and xprop"),
     ],
 )
@@ -70,6 +76,65 @@ def test_a_desktop_that_cannot_tell_the_focused_app_says_why(
     probe = choose_focus_probe(environ, platform)
     assert isinstance(probe, NoFocusProbe)
     assert reason in (probe.unsupported or "")
+
+
+@pytest.mark.parametrize(
+    ("answer", "app"),
+    [
+        ("com.tinyspeck.slackmacgap, Slack", FocusedApp("com.tinyspeck.slackmacgap", "Slack")),
+        ("com.apple.Terminal, Terminal", FocusedApp("com.apple.Terminal", "Terminal")),
+        ("missing value, Some Helper", FocusedApp("missing value", "Some Helper")),
+        ("", None),
+        ("com.example.nameless, ", None),
+    ],
+)
+def test_the_frontmost_mac_application_is_its_bundle_and_name(answer: str, app: FocusedApp | None) -> None:
+    assert parse_frontmost(answer) == app
+
+
+def test_the_mac_probe_asks_system_events_and_a_refusal_is_no_app() -> None:
+    asked: list[list[str]] = []
+
+    async def osascript(argv: Sequence[str]) -> str | None:  # a fake: there is no macOS here
+        asked.append(list(argv))
+        return "com.microsoft.VSCode, Code" if len(asked) == 1 else None
+
+    probe = MacFocus(osascript)
+    first, refused = asyncio.run(probe.focused_app()), asyncio.run(probe.focused_app())
+    assert getattr(mode_for_app(first, DEFAULT_MODES), "name", None) == "code" and refused is None
+    assert asked[0][:2] == ["osascript", "-e"] and "frontmost is true" in asked[0][2]
+
+
+@pytest.mark.parametrize(
+    ("executable", "window_class", "mode"),
+    [
+        (r"C:\Users\ann\AppData\Local\slack\slack.exe", "Chrome_WidgetWin_1", "message"),
+        (
+            r"C:\Program Files\WindowsApps\Microsoft.WindowsTerminal\WindowsTerminal.exe",
+            "CASCADIA_HOSTING_WINDOW_CLASS",
+            "code",
+        ),
+        ("", "Notepad", None),
+    ],
+)
+def test_a_windows_program_is_found_by_its_executable(executable: str, window_class: str, mode: str | None) -> None:
+    app = foreground_app(executable, window_class)
+    assert getattr(mode_for_app(app, DEFAULT_MODES), "name", None) == mode
+    assert foreground_app("", "") is None
+
+
+def test_windows_and_macos_get_their_probes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert isinstance(choose_focus_probe({}, "win32"), WindowsFocus)
+    assert asyncio.run(WindowsFocus().focused_app()) is None  # not on Windows
+
+    async def win32(path: str = r"C:\Apps\Code.exe") -> tuple[str, str] | None:  # a fake: there is no Windows here
+        return path, "Chrome_WidgetWin_1"
+
+    assert asyncio.run(WindowsFocus(win32).focused_app()) == FocusedApp("Code", "Chrome_WidgetWin_1")
+    (tmp_path / "osascript").write_text("#!/bin/sh\n")
+    (tmp_path / "osascript").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert isinstance(choose_focus_probe({}, "darwin"), MacFocus)
 
 
 def test_x11_with_both_tools_gets_the_x11_probe() -> None:
