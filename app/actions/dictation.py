@@ -85,6 +85,7 @@ class Dictation:
         self.choice = ModeChoice(settings.mode, "default")
         self.latencies: list[float] = []  # committed text to its keystrokes, seconds, every utterance
         self._unnamed = itertools.count(-1, -1)  # ids for finals that came without one
+        self._told_unsupported = False  # why the focused app cannot be told is said once
 
     # ---- the mode -------------------------------------------------------------------------
 
@@ -106,8 +107,11 @@ class Dictation:
         try:
             self.choose(None if self._chosen is not None and self._chosen.casefold() == name.casefold() else name)
         except ValueError as error:
-            if self._on_warning is not None:
-                self._on_warning(f"the mode shortcut: {error}")
+            self._warn(f"the mode shortcut: {error}")
+
+    def _warn(self, message: str) -> None:
+        if self._on_warning is not None:
+            self._on_warning(message)
 
     def add_choice_listener(self, callback: Callable[[ModeChoice], None]) -> Callable[[], None]:
         """Call ``callback`` with each new mode choice (a hotkey, or an utterance's pick)."""
@@ -127,6 +131,9 @@ class Dictation:
             choice = ModeChoice(self._chosen, "hotkey")
         else:
             probe = self._probe()
+            if probe.unsupported is not None and not self._told_unsupported:
+                self._told_unsupported = True
+                self._warn(f"the mode is not picked by the focused application here: {probe.unsupported}")
             app = await probe.focused_app()
             by_app = mode_for_app(app, DEFAULT_MODES, self.settings.app_modes)
             if by_app is not None and app is not None:
@@ -135,8 +142,7 @@ class Dictation:
                 choice = ModeChoice(self.settings.mode, "default")
         mode, warnings = user_mode(self.settings, choice.mode)
         for warning in warnings:
-            if self._on_warning is not None:
-                self._on_warning(warning)
+            self._warn(warning)
         if choice != self.choice:
             self._announce(choice)
         return mode

@@ -12,7 +12,7 @@ from tests.app.actions.fakes import RecordingKeyboard, RecordingLauncher, Record
 from voxdesk.app.actions.center import ActionCenter, ActionStatus
 from voxdesk.app.actions.commands import CommandSource
 from voxdesk.app.actions.dictation import Dictation, ModeChoice
-from voxdesk.app.actions.focus import FocusedApp
+from voxdesk.app.actions.focus import FocusedApp, NoFocusProbe
 from voxdesk.app.actions.live_typing import LiveTyper, keystrokes
 from voxdesk.app.actions.ports import ActionError
 from voxdesk.app.actions.services import Services
@@ -171,6 +171,21 @@ def test_a_mode_shortcut_pressed_twice_gives_the_choice_back_to_the_focused_app(
     dictation.toggle("poetry")  # a shortcut for a mode that is gone: said, and the choice stays
     assert dictation.chosen == "prose"
     assert warnings == ["the mode shortcut: 'poetry' is not a mode; the modes are plain, prose, message, code"]
+
+
+def test_a_desktop_that_cannot_tell_the_focused_app_is_said_once_and_the_default_mode_writes() -> None:
+    warnings: list[str] = []
+    probe = NoFocusProbe("Wayland does not tell programs which window has the focus")
+    dictation = Dictation(WritingSettings(mode="prose"), RecordingKeyboard, lambda: probe, warnings.append)
+
+    async def scenario() -> list[str]:
+        return [(await dictation.finish(n, "three thirty pm")).text for n in (1, 2)]
+
+    assert asyncio.run(scenario()) == ["3:30 PM", "3:30 PM"]
+    assert warnings == [
+        "the mode is not picked by the focused application here: "
+        "Wayland does not tell programs which window has the focus"
+    ]
 
 
 def center_with(keyboard: RecordingKeyboard, tmp_path: Path) -> ActionCenter:
