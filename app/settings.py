@@ -99,6 +99,8 @@ class WritingSettings:
     mode_replacements: dict[str, list[str]] = field(default_factory=dict)
     # An application's window class or instance -> the mode its dictation is written in (before the built-in ones).
     app_modes: dict[str, str] = field(default_factory=dict)
+    # A mode's name -> whether it types while you speak (absent: the mode's own choice; code's is off).
+    live_typing: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass
@@ -148,7 +150,7 @@ def _coerce(value: Any, default: Any, hint: Any) -> Any:
     elif isinstance(value, type(default)):
         if isinstance(value, list | dict) and (odd := _odd_entries(value, hint)):
             entry = get_args(hint)[-1]
-            wanted = "text" if entry is str else "a list of text"
+            wanted = {str: "text", bool: "true or false"}.get(entry, "a list of text")
             raise TypeError(f"expected {wanted} in each entry, got {type(odd[0]).__name__}")
         return value
     raise TypeError(f"expected {type(default).__name__}, got {type(value).__name__}")
@@ -156,7 +158,7 @@ def _coerce(value: Any, default: Any, hint: Any) -> Any:
 
 def _odd_entries(container: list[Any] | dict[Any, Any], hint: Any) -> list[Any]:
     """The entries of a list, or the keys and values of a table, that are not what ``hint``
-    says it holds (text, or lists of text: every container in the settings holds text)."""
+    says it holds (text, lists of text, or true and false)."""
     entry = get_args(hint)[-1]
     if isinstance(container, dict):
         odd_keys = [key for key in container if not isinstance(key, str)]

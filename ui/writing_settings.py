@@ -1,5 +1,5 @@
 """The Writing page of the settings: the default mode; the vocabulary and replacement rules of
-every mode or of one, and a mode's shortcut and applications; vocabulary import and export; and
+every mode or of one, and a mode's shortcut, applications and live typing; vocabulary import and export; and
 a test bench that shows what a mode writes for a sentence with the rules as they are edited."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from pathlib import Path
 
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFileDialog,
     QFormLayout,
@@ -22,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from voxdesk.app.settings import WritingSettings
-from voxdesk.app.writing.modes import DEFAULT_MODES
+from voxdesk.app.writing.modes import DEFAULT_MODES, Mode
 from voxdesk.app.writing.pipeline import write_text
 from voxdesk.app.writing.replacements import parse_replacements
 from voxdesk.app.writing.user_mode import user_mode
@@ -73,6 +74,9 @@ class WritingPage(QWidget):
         self.mode_apps = QLineEdit()
         self.mode_apps.setAccessibleName("Applications written in this mode")
         form.addRow("Mode's a&pplications", self.mode_apps)
+        self.mode_live_typing = QCheckBox("Type while I speak (off where keystrokes do things, as in terminals)")
+        self.mode_live_typing.setAccessibleName("This mode types while you speak")
+        form.addRow("", self.mode_live_typing)
 
         self.vocabulary = QPlainTextEdit()
         self.vocabulary.setAccessibleName("Vocabulary, one entry a line")
@@ -183,6 +187,10 @@ class WritingPage(QWidget):
             edited.mode_shortcuts[self._shown] = shortcut
         else:
             edited.mode_shortcuts.pop(self._shown, None)
+        if self.mode_live_typing.isChecked() == _built_in(self._shown).live_typing:
+            edited.live_typing.pop(self._shown, None)
+        else:
+            edited.live_typing[self._shown] = self.mode_live_typing.isChecked()
         apps = [app.strip() for app in self.mode_apps.text().split(",") if app.strip()]
         edited.app_modes = {app: mode for app, mode in edited.app_modes.items() if mode != self._shown}
         edited.app_modes.update(dict.fromkeys(apps, self._shown))
@@ -196,7 +204,11 @@ class WritingPage(QWidget):
             replacements = self._settings.mode_replacements.get(self._shown, [])
         self.mode_shortcut.setKeySequence(QKeySequence(self._settings.mode_shortcuts.get(self._shown, "")))
         self.mode_apps.setText(", ".join(app for app, mode in self._settings.app_modes.items() if mode == self._shown))
-        built_in = next((m.app_classes for m in DEFAULT_MODES if m.name == self._shown), ())
+        built_in = _built_in(self._shown).app_classes if self._shown else ()
+        self.mode_live_typing.setChecked(
+            self._settings.live_typing.get(self._shown, _built_in(self._shown).live_typing) if self._shown else False
+        )
+        self.mode_live_typing.setEnabled(self._shown != EVERY_MODE)
         self.mode_apps.setPlaceholderText(
             f"besides {', '.join(built_in)}; window classes, comma-separated"
             if built_in
@@ -230,6 +242,10 @@ class WritingPage(QWidget):
         mode, _ = user_mode(self._edited(), name)
         sentence = self.trial.text().strip()
         self.trial_result.setText(f"{write_text(sentence, mode)}   ({mode.name} mode)" if sentence else "")
+
+
+def _built_in(name: str) -> Mode:
+    return next(mode for mode in DEFAULT_MODES if mode.name == name)
 
 
 def _summary(count: int, one: str, many: str, problems: list[str]) -> str:

@@ -13,6 +13,9 @@ In ``settings.toml``::
     [writing.mode_replacements]
     code = ["dash dash => --"]
 
+    [writing.live_typing]
+    message = false
+
 Each vocabulary item is a line of a vocabulary file (:mod:`voxdesk.app.writing.vocabulary`),
 each rule a line of a replacements file (:mod:`voxdesk.app.writing.replacements`). The first
 two lists apply in every mode, after the mode's own; a mode's own lists come after them. A bad
@@ -21,6 +24,7 @@ item costs only itself, as a warning.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
@@ -38,7 +42,7 @@ def user_mode(
     settings: WritingSettings, name: str | None = None, modes: Iterable[Mode] = DEFAULT_MODES
 ) -> tuple[Mode, list[str]]:
     """The mode called ``name`` (default: the settings' mode) with the settings' vocabulary and
-    replacements added, and one warning per setting that could not be used.
+    replacements added and their live typing choice, and one warning per setting that could not be used.
 
     An unknown mode name in the settings is a warning and gives the first of ``modes``.
     """
@@ -61,7 +65,10 @@ def user_mode(
         vocabulary = _parsed(parse_vocabulary, vocabulary_items, _name("vocabulary", setting), warnings)
         rules = _parsed(parse_replacements, rule_items, _name("replacements", setting), warnings)
         mode = mode.adding(vocabulary, rules)
-    return mode, warnings
+    for unknown in sorted(set(settings.live_typing) - {m.name for m in modes}):
+        warnings.append(f"ignored writing.live_typing.{unknown}: it is not one of {known}")
+    live = settings.live_typing.get(mode.name, mode.live_typing)
+    return dataclasses.replace(mode, live_typing=live), warnings
 
 
 def every_mode_vocabulary(settings: WritingSettings, modes: Iterable[Mode] = DEFAULT_MODES) -> tuple[str, ...]:

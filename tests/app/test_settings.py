@@ -67,6 +67,7 @@ def test_a_table_of_lists_takes_only_lists_of_text(tmp_path: Path) -> None:
         '[writing.mode_vocabulary]\ncode = ["kubectl", "nginx = engine x"]\n'
         '[writing.mode_replacements]\ncode = "dash dash => --"\n'
         '[writing.app_modes]\nSlack = ["message"]\n'
+        '[writing.live_typing]\ncode = "yes"\n'
     )
     settings, warnings = load_settings(path)
     assert settings.writing.mode_vocabulary == {"code": ["kubectl", "nginx = engine x"]}
@@ -74,6 +75,7 @@ def test_a_table_of_lists_takes_only_lists_of_text(tmp_path: Path) -> None:
     assert warnings == [
         "ignored writing.mode_replacements: expected a list of text in each entry, got str",
         "ignored writing.app_modes: expected text in each entry, got list",
+        "ignored writing.live_typing: expected true or false in each entry, got str",
     ]
     path.write_text('[writing.mode_vocabulary]\ncode = ["kubectl", 3]\n')
     assert load_settings(path)[1] == [

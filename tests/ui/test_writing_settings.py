@@ -27,7 +27,7 @@ def test_every_modes_words_and_one_modes_words_are_edited_apart(qtbot: QtBot, tm
         app_modes={"Gedit": "prose", "Mutt": "code"},
     )
     writing = page(qtbot, original)
-    assert not writing.mode_shortcut.isEnabled() and not writing.mode_apps.isEnabled()
+    assert not any(w.isEnabled() for w in (writing.mode_shortcut, writing.mode_apps, writing.mode_live_typing))
     assert writing.vocabulary.toPlainText() == "Kubernetes" and writing.vocabulary_note.text() == "1 entry"
     writing.vocabulary.appendPlainText("Xochitl = so chee tl")
     writing.replacements.setPlainText("btw => by the way")
@@ -37,8 +37,11 @@ def test_every_modes_words_and_one_modes_words_are_edited_apart(qtbot: QtBot, tm
     writing.vocabulary.setPlainText("kubectl = cube control")
     writing.mode_shortcut.setKeySequence(QKeySequence("Ctrl+Alt+C"))
     writing.mode_apps.setText("Emacs, ")
+    assert not writing.mode_live_typing.isChecked()  # code does not type live unless asked
+    writing.mode_live_typing.setChecked(True)
     writing.words_for.setCurrentIndex(writing.words_for.findData("message"))
     assert writing.vocabulary.toPlainText() == "Grafana" and writing.vocabulary_note.text() == "1 entry"
+    assert writing.mode_live_typing.isChecked()  # message types live; left so, nothing is written for it
     writing.vocabulary.setPlainText("")
     writing.default_mode.setCurrentIndex(writing.default_mode.findData("prose"))
 
@@ -48,6 +51,7 @@ def test_every_modes_words_and_one_modes_words_are_edited_apart(qtbot: QtBot, tm
     assert edited.replacements == ["btw => by the way"]
     assert edited.mode_vocabulary == {"code": ["kubectl = cube control"]}  # message's only word was cleared
     assert edited.mode_shortcuts == {"code": "Ctrl+Alt+C"} and edited.app_modes == {"Gedit": "prose", "Emacs": "code"}
+    assert edited.live_typing == {"code": True}
     assert original.mode_vocabulary == {"message": ["Grafana"]} and original.mode == "plain"
     path = save_settings(Settings(writing=edited), tmp_path / "settings.toml")
     assert load_settings(path)[0].writing == edited
