@@ -48,6 +48,7 @@ class ActionStatus(enum.StrEnum):
     FAILED = "failed"
     CANCELLED = "cancelled"
     UNDONE = "undone"
+    NOT_UNDERSTOOD = "not understood"  # no command matched, nor did the LLM pick one
 
 
 @dataclass
@@ -117,7 +118,7 @@ class ActionCenter:
         self._fallback = fallback
         self.threshold = threshold
         self._clock = clock
-        self._executor = Executor(self.services, settings, self)
+        self._executor = Executor(self.services, settings, self, clock)
         self.dictation = Dictation(
             writing or WritingSettings(), self._executor.keyboard, self._focus_probe, on_warning=self._warning
         )
@@ -209,7 +210,9 @@ class ActionCenter:
             self.dictation.committed(utterance.id, utterance.committed)
 
     async def handle_utterance(self, text: str, utterance_id: int | None = None) -> ActionRecord | None:
-        """Act on one final utterance; returns its record (a copy), or None when it was no command.
+        """Act on one final utterance; returns its record (a copy): the command's, the dictated
+        text's, or one that says it was not understood; None when there was nothing to act on
+        (no text, or no wake phrase).
 
         It returns once the action has run, or once it waits for confirmation. Call it for one
         utterance at a time, in order, so typed text arrives in the order it was said.
@@ -237,8 +240,16 @@ class ActionCenter:
         picked = await self._ask_fallback(addressed, commands)
         if picked is None:
             self._last_text = addressed
-            return None
+            return self._not_understood(text, utterance_id)
         return await self._start(picked, text, utterance_id, "llm")
+
+    def _not_understood(self, text: str, utterance_id: int | None) -> ActionRecord:
+        """A record that says the request was not understood, and whether an LLM was asked."""
+        record = self._new("not understood", Action.ANSWER, {}, "Say it was not understood", text, utterance_id)
+        asked = "no command matches it, nor did the LLM pick one"
+        alone = "no command matches it (an LLM can be asked: [actions] llm_fallback)"
+        self._finish(record, ActionStatus.NOT_UNDERSTOOD, asked if self._llm() is not None else alone)
+        return _copy(record)
 
     async def confirm(self, record_id: int) -> ActionRecord:
         """Run an action that waits for confirmation; other records are returned unchanged."""

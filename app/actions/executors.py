@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from voxdesk.app.actions.answers import Question, RunningTimer, answer
 from voxdesk.app.actions.keyboard import choose_keyboard
 from voxdesk.app.actions.keys import parse_keys
 from voxdesk.app.actions.kinds import ActionMode, SlotValue
@@ -100,11 +102,19 @@ def check_option_injection(template: Sequence[str], argv: Sequence[str]) -> None
 class Executor:
     """Runs actions with the injected services."""
 
-    def __init__(self, services: Services, settings: ActionSettings, center: CenterControls) -> None:
+    def __init__(
+        self,
+        services: Services,
+        settings: ActionSettings,
+        center: CenterControls,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """``clock``: seconds since the epoch, for the answers about time and the timers."""
         self.services = services
         self.settings = settings
         self.center = center
-        self._timers: set[asyncio.Task[None]] = set()
+        self._clock = clock
+        self._timers: dict[asyncio.Task[None], RunningTimer] = {}
 
     def keyboard(self) -> Keyboard:
         """The typing backend (the injected one, or the one for this desktop, chosen once)."""
@@ -198,13 +208,14 @@ class Executor:
                 logger.exception("the %s timer went off but its notification failed", label)
 
         task = asyncio.create_task(ring())
-        self._timers.add(task)
-        task.add_done_callback(self._timers.discard)
+        self._timers[task] = RunningTimer(label, self._clock() + seconds)
+        task.add_done_callback(lambda done: self._timers.pop(done, None))
 
         async def undo() -> str:
             if task.done():
                 raise ActionError("the timer has already gone off")
             task.cancel()
+            self._timers.pop(task, None)  # no longer running, though its task ends a little later
             return "timer cancelled"
 
         return Outcome(f"timer set for {label}", undo)
@@ -243,7 +254,16 @@ class Executor:
 
         return Outcome(f"{mode} mode", undo)
 
+    async def answer(self, request: ActionRequest) -> Outcome:
+        """The ``answer`` action: the time, the date or the timers, from Voxdesk's own state."""
+        try:
+            question = Question(str(request.values["question"]))
+        except ValueError:
+            raise ActionError(f"cannot answer {request.values['question']!r}: one of {', '.join(Question)}") from None
+        return Outcome(answer(question, self._clock(), self._timers.values()))
+
     def cancel_timers(self) -> None:
         """Cancel every pending timer (on shutdown)."""
-        for task in list(self._timers):
+        for task in self._timers:
             task.cancel()
+        self._timers.clear()

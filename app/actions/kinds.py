@@ -27,6 +27,7 @@ class Action(StrEnum):
     SCRATCH = "scratch"
     SET_MODE = "set_mode"
     RUN = "run"
+    ANSWER = "answer"
 
 
 class ActionMode(StrEnum):

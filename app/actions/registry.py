@@ -11,6 +11,7 @@ import shlex
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
+from voxdesk.app.actions.answers import Question
 from voxdesk.app.actions.executors import ActionRequest, Executor, Outcome, expand_argv, format_duration
 from voxdesk.app.actions.kinds import Action
 from voxdesk.app.actions.launcher import normalize_url
@@ -45,6 +46,12 @@ def _describe_copy(request: ActionRequest) -> str:
     return f"Copy “{short}” to the clipboard" if short else "Copy the last text to the clipboard"
 
 
+_QUESTIONS = {
+    Question.TIME: "Say the time",
+    Question.DATE: "Say the date",
+    Question.TIMERS: "Say what is left of the timers",
+}
+
 ACTIONS: Mapping[Action, ActionEntry] = {
     Action.OPEN_APP: ActionEntry(
         frozenset({"app"}), lambda r: f"Open the application “{r.values['app']}”", Executor.open_app
@@ -65,6 +72,11 @@ ACTIONS: Mapping[Action, ActionEntry] = {
     Action.SCRATCH: ActionEntry(frozenset(), lambda _: "Remove the last typed text", Executor.scratch),
     Action.SET_MODE: ActionEntry(
         frozenset({"mode"}), lambda r: f"Switch to {r.values['mode']} mode", Executor.set_mode
+    ),
+    Action.ANSWER: ActionEntry(
+        frozenset({"question"}),
+        lambda r: _QUESTIONS.get(str(r.values["question"]), f"Answer {r.values['question']!r}"),
+        Executor.answer,
     ),
     Action.RUN: ActionEntry(frozenset(), lambda r: f"Run: {shlex.join(expand_argv(r.run, r.values))}", Executor.run),
 }

@@ -9,6 +9,8 @@ __all__ = ["action_line"]
 
 def action_line(record: ActionRecord) -> str:
     """Command, slots, status and what came of it: ``timer (n: 5, unit: minutes) — done: …``."""
+    if record.status is ActionStatus.NOT_UNDERSTOOD:
+        return f"not understood — {record.message}"
     if record.source == "dictation":
         what = "dictation"
     else:

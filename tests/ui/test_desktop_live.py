@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ from tests.conftest import fixture_path
 from tests.desktop_rig import VirtualMic
 from tests.recognition import PHRASE_ERRORS, assert_heard_in, errors_within, words
 from tests.serve_process import REPO, start_serve
-from tests.speech_fixtures import Fixture
+from tests.speech_fixtures import Fixture, speak
 from tests.ui.screenshots import assert_looks_like_a_window, take_screenshot
 from voxdesk.app.actions import ActionStatus
 from voxdesk.app.actions.commands import user_commands_path
@@ -141,6 +142,32 @@ def test_spoken_open_the_browser_becomes_the_action_in_the_panel(
     assert history is not None
     (row,) = history.store.utterances(history.store.sessions()[0].id)
     assert row.action is not None and "browser" in row.action.lower()
+    stop_desktop(qtbot, desktop, run)
+
+
+def test_what_time_is_it_is_answered_and_an_unknown_request_is_not_understood(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, virtual_mic: VirtualMic, tmp_path: Path
+) -> None:
+    """Both through the microphone, without an LLM: the time comes from Voxdesk's own clock."""
+    question = speak(tmp_path, "what-time", "What time is it?")
+    request = speak(tmp_path, "weather", "Tell me a joke about penguins.")
+    desktop, recorder, run = start_desktop(qtbot, Settings())
+    center = desktop.assistant.center
+    listen(qtbot, desktop)
+    play_and_wait_for_final(qtbot, virtual_mic, recorder, tmp_path / question.path)
+    qtbot.waitUntil(lambda: any(r.status is ActionStatus.DONE for r in center.records), timeout=10_000)
+    (answer,) = center.records
+    assert answer.command == "what_time"
+    shown = desktop.window.transcript_view.toPlainText()
+    clock = re.search(r"It is (\d{1,2}):(\d{2})\.", shown)
+    assert clock is not None, shown
+    asked = time.localtime(answer.created_at)
+    assert (int(clock[1]), int(clock[2])) == (asked.tm_hour, asked.tm_min)
+
+    play_and_wait_for_final(qtbot, virtual_mic, recorder, tmp_path / request.path)
+    qtbot.waitUntil(lambda: len(center.records) == 2, timeout=10_000)
+    assert center.records[1].status is ActionStatus.NOT_UNDERSTOOD
+    assert "not understood — no command matches it" in desktop.window.transcript_view.toPlainText()
     stop_desktop(qtbot, desktop, run)
 
 

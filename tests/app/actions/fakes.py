@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from voxdesk.app.actions.center import ActionRecord, ActionStatus
 from voxdesk.app.actions.focus import FocusedApp
 from voxdesk.app.actions.keys import KeyCombo
 from voxdesk.app.actions.ports import ProcessResult
@@ -113,3 +114,8 @@ def recording_services() -> Services:
         run_process=RecordingRunner(),
         focus=StaticProbe(None),
     )
+
+
+def not_understood(record: ActionRecord | None) -> bool:
+    """Whether ``record`` says its utterance was not understood (no command ran)."""
+    return record is not None and record.status is ActionStatus.NOT_UNDERSTOOD

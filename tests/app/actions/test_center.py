@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -20,13 +22,14 @@ from voxdesk.app.actions.center import ActionCenter, ActionRecord, ActionStatus
 from voxdesk.app.actions.commands import CommandSource
 from voxdesk.app.actions.ports import ActionError
 from voxdesk.app.actions.services import Services
+from voxdesk.app.actions.summary import action_line
 from voxdesk.app.settings import ActionSettings
 
 
 class Desk:
     """A center wired to recording services, with every record change collected."""
 
-    def __init__(self, tmp_path: Path, **settings: object) -> None:
+    def __init__(self, tmp_path: Path, clock: Callable[[], float] = time.time, **settings: object) -> None:
         self.opener = RecordingOpener()
         self.launcher = RecordingLauncher()
         self.notifier = RecordingNotifier()
@@ -45,6 +48,7 @@ class Desk:
             ActionSettings(**settings),  # type: ignore[arg-type]
             services,
             commands=CommandSource(user_path=tmp_path / "commands.toml"),
+            clock=clock,
         )
         self.changes: list[ActionRecord] = []
         self.modes: list[str] = []
@@ -120,7 +124,8 @@ def test_copy_that_copies_the_last_typed_text_and_undo_restores(desk: Desk) -> N
 
 
 def test_copy_that_copies_the_last_utterance_that_was_no_command(desk: Desk) -> None:
-    assert desk.say("buy milk and eggs") is None
+    said = desk.say("buy milk and eggs")
+    assert said is not None and said.status is ActionStatus.NOT_UNDERSTOOD
     desk.say("copy that")
     assert desk.clipboard.content == "buy milk and eggs"
 
@@ -208,9 +213,45 @@ def test_wake_phrase(tmp_path: Path) -> None:
     assert desk.keyboard.text == ""
 
 
-def test_no_match_is_none_and_creates_no_record(desk: Desk) -> None:
-    assert desk.say("I opened the door yesterday") is None
-    assert desk.center.records == [] and desk.changes == []
+def test_no_match_says_it_was_not_understood(desk: Desk) -> None:
+    record = desk.say("What's the weather in Lisbon?")
+    assert record is not None and record.status is ActionStatus.NOT_UNDERSTOOD
+    assert record.message == "no command matches it (an LLM can be asked: [actions] llm_fallback)"
+    assert action_line(record) == f"not understood — {record.message}"
+    assert desk.center.records == [record] and not record.can_undo and not record.can_confirm
+    assert desk.center.log[-1].endswith(": not understood: " + record.message)
+
+
+def test_what_time_and_date_are_answered_from_the_clock(tmp_path: Path) -> None:
+    now = time.mktime((2026, 12, 7, 9, 5, 0, 0, 0, -1))  # local time
+    desk = Desk(tmp_path, clock=lambda: now)
+    record = desk.say("What time is it?")
+    assert record is not None and (record.command, record.status) == ("what_time", ActionStatus.DONE)
+    assert record.message == "It is 9:05."
+    assert action_line(record) == "what_time (question: time) — done: It is 9:05."
+    date = desk.say("What's the date today?")
+    assert date is not None and date.message == "It is Monday, 7 December 2026."
+
+
+def test_how_long_is_left_on_the_timers(tmp_path: Path) -> None:
+    clock = [1_000_000.0]
+    desk = Desk(tmp_path, clock=lambda: clock[0])
+    none = desk.say("how long is left on my timer")
+    assert none is not None and none.message == "No timer is running."
+
+    async def scenario() -> list[str]:
+        await desk.center.handle_utterance("set a timer for 5 minutes")
+        await desk.center.handle_utterance("set a timer for 2 hours")
+        clock[0] += 48
+        answered = [await desk.center.handle_utterance("how much time is left on my timer")]
+        desk.center.close()  # cancels the timers
+        answered.append(await desk.center.handle_utterance("how long is left on my timer"))
+        return [record.message for record in answered if record is not None]
+
+    assert asyncio.run(scenario()) == [
+        "4 min 12 s left of the timer for 5 minutes. 1 h 59 min left of the timer for 2 hours.",
+        "No timer is running.",
+    ]
 
 
 def test_failures_never_escape(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.app.actions.fakes import RecordingLauncher, RecordingOpener
+from tests.app.actions.fakes import RecordingLauncher, RecordingOpener, not_understood
 from voxdesk.app.actions.center import ActionCenter, ActionStatus
 from voxdesk.app.actions.commands import CommandSource
 from voxdesk.app.actions.llm_fallback import LlmFallback, build_tools
@@ -118,7 +118,7 @@ def test_the_llm_is_off_by_default(tmp_path: Path, fake_llm: FakeLlm) -> None:
     center = ActionCenter(
         ActionSettings(llm_url=fake_llm.url), Services(), commands=CommandSource(user_path=tmp_path / "c.toml")
     )
-    assert asyncio.run(center.handle_utterance("tell me about flights")) is None
+    assert not_understood(asyncio.run(center.handle_utterance("tell me about flights")))
     assert fake_llm.requests == []
 
 
@@ -138,9 +138,10 @@ def test_the_llm_is_off_by_default(tmp_path: Path, fake_llm: FakeLlm) -> None:
 def test_anything_else_is_no_match(tmp_path: Path, fake_llm: FakeLlm, tool_call: dict[str, Any] | None) -> None:
     fake_llm.tool_call = tool_call
     center, _ = _center(tmp_path, fake_llm.url)
-    assert asyncio.run(center.handle_utterance("do something unusual")) is None
+    record = asyncio.run(center.handle_utterance("do something unusual"))
+    assert not_understood(record) and record is not None
     assert len(fake_llm.requests) == 1
-    assert center.records == []
+    assert center.records == [record] and record.message == "no command matches it, nor did the LLM pick one"
 
 
 def test_a_slow_server_is_no_match_within_the_limit(tmp_path: Path, fake_llm: FakeLlm) -> None:
@@ -148,7 +149,7 @@ def test_a_slow_server_is_no_match_within_the_limit(tmp_path: Path, fake_llm: Fa
     fake_llm.tool_call = {"name": "search", "arguments": '{"query": "x"}'}
     center, _ = _center(tmp_path, fake_llm.url, timeout=0.5)
     started = time.monotonic()
-    assert asyncio.run(center.handle_utterance("something slow")) is None
+    assert not_understood(asyncio.run(center.handle_utterance("something slow")))
     assert time.monotonic() - started < 1.5
     assert any("did not answer within 0.5 s" in line for line in center.log)
 
@@ -159,7 +160,7 @@ def test_a_refused_connection_is_no_match_with_a_warning(tmp_path: Path, caplog:
         port = probe.getsockname()[1]
     center, _ = _center(tmp_path, f"http://127.0.0.1:{port}/v1")
     with caplog.at_level("WARNING", logger="voxdesk.actions"):
-        assert asyncio.run(center.handle_utterance("something")) is None
+        assert not_understood(asyncio.run(center.handle_utterance("something")))
     assert any("could not reach the LLM" in r.getMessage() for r in caplog.records)
 
 

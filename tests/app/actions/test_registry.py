@@ -21,6 +21,7 @@ SAMPLE: dict[str, SlotValue] = {
     "n": 5,
     "unit": "minutes",
     "mode": "dictation",
+    "question": "time",
 }
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.actions.fakes import RecordingKeyboard, RecordingLauncher, RecordingOpener
+from tests.app.actions.fakes import RecordingKeyboard, RecordingLauncher, RecordingOpener, not_understood
 from voxdesk.app.actions.center import ActionCenter, ActionStatus
 from voxdesk.app.actions.commands import CommandSource
 from voxdesk.app.actions.keyboard import XdotoolKeyboard
@@ -130,7 +130,7 @@ def test_a_missing_program_is_a_failed_record(tmp_path: Path) -> None:
 def test_dangerous_words_are_not_commands(tmp_path: Path) -> None:
     center = _center(tmp_path, "")
     for text in ["rm -rf my home folder", "sudo reboot", "shutdown now", "format the disk", "$(reboot)"]:
-        assert asyncio.run(center.handle_utterance(text)) is None, text
+        assert not_understood(asyncio.run(center.handle_utterance(text))), text
 
 
 def test_typed_shell_syntax_is_typed_literally(tmp_path: Path) -> None:
