@@ -46,7 +46,7 @@ def _describe_copy(request: ActionRequest) -> str:
     return f"Copy “{short}” to the clipboard" if short else "Copy the last text to the clipboard"
 
 
-_QUESTIONS = {
+_QUESTIONS: dict[str, str] = {
     Question.TIME: "Say the time",
     Question.DATE: "Say the date",
     Question.TIMERS: "Say what is left of the timers",
