@@ -4,15 +4,10 @@ Off by default (``settings.actions.llm_fallback``). One tool per command, its sl
 parameters; the model may call at most one of them. Anything else — no tool call, an unknown
 tool, arguments that do not fit the slots, a slow or unreachable server — is no match. What
 it picks still goes through the center's preview and always waits for confirmation.
-Standard library HTTP only (urllib in a worker thread).
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,6 +15,7 @@ from voxdesk.app.actions.commands import Command, Slot
 from voxdesk.app.actions.keys import parse_keys
 from voxdesk.app.actions.kinds import SlotKind, SlotValue
 from voxdesk.app.actions.matching import Match
+from voxdesk.app.llm.client import LlmError, OpenAiCompatibleLlm, ToolCall
 from voxdesk.app.settings import ActionSettings
 
 __all__ = ["LlmFallback", "build_tools", "parse_tool_call"]
@@ -83,17 +79,13 @@ def _value(slot: Slot, raw: Any) -> SlotValue | None:
     return raw.strip()
 
 
-def parse_tool_call(response: Any, commands: Sequence[Command]) -> Match | None:
-    """The command and slots from a chat completion response, or None if it is not a valid call."""
-    try:
-        calls = response["choices"][0]["message"].get("tool_calls") or []
-        function = calls[0]["function"]
-        name, arguments = function["name"], function.get("arguments") or "{}"
-        values = json.loads(arguments) if isinstance(arguments, str) else arguments
-    except (KeyError, IndexError, TypeError, AttributeError, json.JSONDecodeError):
+def parse_tool_call(calls: Sequence[ToolCall], commands: Sequence[Command]) -> Match | None:
+    """The command and slots of the model's first tool call, or None if it is not a valid call."""
+    if not calls:
         return None
-    command = next((c for c in commands if c.name == name), None)
-    if command is None or not isinstance(values, dict):
+    command = next((c for c in commands if c.name == calls[0].name), None)
+    values = calls[0].parsed_arguments()
+    if command is None or values is None:
         return None
     slots = command.slots
     if set(values) - set(slots) or command.required_slots - set(values):
@@ -108,52 +100,28 @@ def parse_tool_call(response: Any, commands: Sequence[Command]) -> Match | None:
 
 
 class LlmFallback:
-    """Asks ``settings.llm_url``'s ``/chat/completions`` to pick a command, within ``llm_timeout_s``."""
+    """Asks the ``[actions]`` settings' LLM to pick a command, within ``llm_timeout_s``."""
 
     def __init__(self, settings: ActionSettings, on_warning: Callable[[str], None] | None = None) -> None:
         self.settings = settings
         self._on_warning = on_warning
+        self._llm = OpenAiCompatibleLlm(settings.llm_url, settings.llm_model, settings.llm_api_key)
 
     def _warn(self, message: str) -> None:
         if self._on_warning:
             self._on_warning(message)
 
-    def _post(self, body: bytes) -> Any:
-        headers = {"Content-Type": "application/json"}
-        if self.settings.llm_api_key:
-            headers["Authorization"] = f"Bearer {self.settings.llm_api_key}"
-        url = self.settings.llm_url.rstrip("/") + "/chat/completions"
-        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-        with urllib.request.urlopen(request, timeout=self.settings.llm_timeout_s) as response:
-            return json.loads(response.read(1_000_000))
-
     async def pick(self, text: str, commands: Sequence[Command]) -> Match | None:
         """The command the LLM chose for ``text``, or None (no choice, a bad one, or no answer in time)."""
         if not commands:
             return None
-        payload = {
-            "model": self.settings.llm_model,
-            "messages": [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": text}],
-            "tools": build_tools(commands),
-            "tool_choice": "auto",
-            "temperature": 0,
-        }
-        body = json.dumps(payload).encode()
-        limit = self.settings.llm_timeout_s
+        messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": text}]
         try:
-            # The socket timeout bounds each read; wait_for bounds the whole exchange.
-            response = await asyncio.wait_for(asyncio.to_thread(self._post, body), limit)
-        except TimeoutError:
-            self._warn(f"the LLM at {self.settings.llm_url} did not answer within {limit:g} s")
+            reply = await self._llm.chat(messages, self.settings.llm_timeout_s, tools=build_tools(commands))
+        except LlmError as error:
+            self._warn(str(error))
             return None
-        except urllib.error.HTTPError as error:
-            self._warn(f"the LLM at {self.settings.llm_url} answered HTTP {error.code}")
-            return None
-        except (urllib.error.URLError, OSError, ValueError) as error:
-            reason = getattr(error, "reason", error)
-            self._warn(f"could not reach the LLM at {self.settings.llm_url}: {reason}")
-            return None
-        match = parse_tool_call(response, commands)
+        match = parse_tool_call(reply.tool_calls, commands)
         if match is None:
             self._warn("the LLM did not pick a known command")
         return match

@@ -1,7 +1,8 @@
 """The LLM intent fallback against a fake LLM: a tiny OpenAI-style server on loopback.
 
-A real LLM cannot run here; the fake answers /chat/completions with whatever tool call the
-test scripts, and records the requests it got.
+The fake streams whatever tool call the test scripts (invalid ones included, which a real
+model's constrained decoding would not produce) and records the requests it got; the same
+fallback against real vLLM serving a tiny model is in tests/app/llm.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from voxdesk.app.settings import ActionSettings
 
 
 class FakeLlm:
-    """A fake OpenAI-compatible LLM server: answers with ``self.tool_call`` after ``self.delay``."""
+    """A fake OpenAI-compatible LLM server: streams ``self.tool_call`` (or a sentence) after
+    ``self.delay`` as server-sent events, as OpenAI's API does for ``stream: true``."""
 
     def __init__(self) -> None:
         self.tool_call: dict[str, Any] | None = None
@@ -40,20 +42,27 @@ class FakeLlm:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.requests.append({"path": self.path, **body})
-                fake.headers.append(dict(self.headers))
+                fake.headers.append({name.lower(): value for name, value in self.headers.items()})
                 time.sleep(fake.delay)
-                message: dict[str, Any] = {"role": "assistant", "content": None}
+                delta: dict[str, Any] = {"role": "assistant"}
                 if fake.tool_call is not None:
-                    message["tool_calls"] = [{"id": "call_1", "type": "function", "function": fake.tool_call}]
+                    delta["tool_calls"] = [{"index": 0, "id": "call_1", "type": "function", "function": fake.tool_call}]
                 else:
-                    message["content"] = "I can't help with that."
-                payload = json.dumps({"choices": [{"index": 0, "message": message}]}).encode()
+                    delta["content"] = "I can't help with that."
+                chunks = [
+                    {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"], "choices": [
+                        {"index": 0, "delta": delta, "finish_reason": None}
+                    ]},
+                    {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"], "choices": [],
+                     "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12}},
+                ]  # fmt: skip
+                payload = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
                 try:
                     self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Content-Length", str(len(payload.encode())))
                     self.end_headers()
-                    self.wfile.write(payload)
+                    self.wfile.write(payload.encode())
                 except OSError:
                     pass  # the client gave up (timeout test)
 
@@ -105,7 +114,7 @@ def test_a_valid_tool_call_waits_for_confirmation(tmp_path: Path, fake_llm: Fake
     assert request["path"] == "/v1/chat/completions" and request["model"] == "fake-model"
     assert request["tool_choice"] == "auto"
     assert {t["function"]["name"] for t in request["tools"]} == {c.name for c in center.commands}
-    assert fake_llm.headers[0]["Authorization"] == "Bearer sekrit"
+    assert fake_llm.headers[0]["authorization"] == "Bearer sekrit"
 
 
 def test_phrases_that_match_never_ask_the_llm(tmp_path: Path, fake_llm: FakeLlm) -> None:
