@@ -101,6 +101,9 @@ class WritingSettings:
     app_modes: dict[str, str] = field(default_factory=dict)
     # A mode's name -> whether it types while you speak (absent: the mode's own choice; code's is off).
     live_typing: dict[str, bool] = field(default_factory=dict)
+    # A mode's name -> how the LLM cleans up its text: none, light, formal or custom (with a prompt below).
+    cleanup: dict[str, str] = field(default_factory=dict)
+    cleanup_prompts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

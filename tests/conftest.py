@@ -21,6 +21,8 @@ from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
 from voxdesk.engine.whisper.builtin import BuiltinEngine
 
+pytest_plugins = ["tests.fake_llm"]  # its fake_llm fixture
+
 
 @pytest.fixture(scope="session")
 def speech() -> dict[str, Fixture]:

@@ -28,6 +28,7 @@ from voxdesk.app.actions.ports import ActionError
 from voxdesk.app.actions.registry import ACTIONS, describe
 from voxdesk.app.actions.services import Services
 from voxdesk.app.listening.transcript import Utterance
+from voxdesk.app.llm.client import OpenAiCompatibleLlm
 from voxdesk.app.settings import ActionSettings, WritingSettings
 
 __all__ = ["ActionCenter", "ActionRecord", "ActionStatus", "IntentFallback"]
@@ -120,9 +121,14 @@ class ActionCenter:
         self._clock = clock
         self._executor = Executor(self.services, settings, self, clock)
         self.dictation = Dictation(
-            writing or WritingSettings(), self._executor.keyboard, self._focus_probe, on_warning=self._warning
+            writing or WritingSettings(),
+            self._executor.keyboard,
+            self._focus_probe,
+            on_warning=self._warning,
+            llm=self._cleanup_llm,
         )
         self._mode = _mode_of(settings.mode) or ActionMode.COMMAND
+        self._cleanup_client: tuple[tuple[str, str, str], OpenAiCompatibleLlm] | None = None
         self._records: collections.OrderedDict[int, ActionRecord] = collections.OrderedDict()
         self._commands: dict[int, Command] = {}  # the command behind each record
         self._undo: dict[int, Undo] = {}
@@ -290,6 +296,14 @@ class ActionCenter:
 
     # ---- internals -------------------------------------------------------------------------
 
+    def _cleanup_llm(self) -> tuple[OpenAiCompatibleLlm, float]:
+        """The ``[actions]`` settings' LLM, for dictation cleanup, and its time budget."""
+        settings = self.settings
+        key = (settings.llm_url, settings.llm_model, settings.llm_api_key)
+        if self._cleanup_client is None or self._cleanup_client[0] != key:
+            self._cleanup_client = (key, OpenAiCompatibleLlm(*key))
+        return self._cleanup_client[1], settings.llm_timeout_s
+
     def _llm(self) -> IntentFallback | None:
         if self._fallback is not None:
             return self._fallback
@@ -329,13 +343,19 @@ class ActionCenter:
             record.slots = {"text": typed, "mode": written.mode}
             # The history keeps the raw text as the utterance; this note keeps the written text and mode.
             record.preview = f"{describe(Action.TYPE, ActionRequest({'text': written.text}))} ({written.mode} mode)"
+            cleaned = written.text != written.as_heard
 
             async def undo() -> str:
                 await keyboard.backspace(len(typed))
+                if cleaned:  # undo takes back the cleanup: the text as heard is typed again
+                    await keyboard.type_text(written.as_heard + " ")
+                    record.slots["text"] = written.as_heard + " "
+                    return "typed the text as heard again"
                 return f"removed {len(typed)} characters"
 
             into = f" into “{target}”" if target else ""
-            return Outcome(f"typed {len(typed)} characters{into} with {keyboard.name}", undo)
+            note = f" ({written.note}; typed as heard)" if written.note else ""
+            return Outcome(f"typed {len(typed)} characters{into} with {keyboard.name}{note}", undo)
 
         await self._execute(record, write)
         return _copy(record)

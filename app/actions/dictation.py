@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from voxdesk.app.actions.focus import FocusProbe, mode_for_app
 from voxdesk.app.actions.live_typing import LiveTyper
 from voxdesk.app.actions.ports import Keyboard
+from voxdesk.app.llm.cleanup import Cleaned, clean_up
+from voxdesk.app.llm.client import OpenAiCompatibleLlm
 from voxdesk.app.settings import WritingSettings
-from voxdesk.app.writing.modes import DEFAULT_MODES, Mode, mode_named
+from voxdesk.app.writing.modes import DEFAULT_MODES, CleanupStyle, Mode, mode_named
 from voxdesk.app.writing.pipeline import write_text
 from voxdesk.app.writing.user_mode import user_mode
 
@@ -49,12 +51,16 @@ class ModeChoice:
 
 @dataclass(frozen=True)
 class Written:
-    """What one dictated utterance became: the raw text, the written text, the mode, what was typed."""
+    """What one dictated utterance became: the raw text, the written text, the mode, what was
+    typed; ``as_heard`` is the written text before the LLM cleaned it up, and ``note`` why it
+    was not cleaned up when the mode asks for that."""
 
     raw: str
     text: str
     mode: str
     typed: str
+    as_heard: str = ""
+    note: str = ""
 
 
 @dataclass
@@ -74,8 +80,11 @@ class Dictation:
         keyboard: Callable[[], Keyboard],
         probe: Callable[[], FocusProbe],
         on_warning: Callable[[str], None] | None = None,
+        llm: Callable[[], tuple[OpenAiCompatibleLlm, float]] | None = None,
     ) -> None:
+        """``llm``: the model that cleans up dictation, and its time budget in seconds."""
         self.settings = settings
+        self._llm = llm
         self._keyboard = keyboard
         self._probe = probe
         self._on_warning = on_warning
@@ -195,13 +204,30 @@ class Dictation:
         state.final = True
         try:
             mode = await state.pick
-            written = write_text(text, mode)
-            state.typer.want(written + " " if written else "")
+            as_heard = write_text(text, mode)
+            cleaned = await self._clean_up(as_heard, mode)
+            state.typer.want(cleaned.text + " " if cleaned.text else "")
             typed = await state.typer.settle()
         finally:
             self.latencies += state.typer.latencies
             self._close(key)
-        return Written(text, written, mode.name, typed)
+        return Written(text, cleaned.text, mode.name, typed, as_heard, cleaned.note)
+
+    async def _clean_up(self, text: str, mode: Mode) -> Cleaned:
+        """The mode's cleanup of ``text``; none for a mode that typed it live (its keys are in the
+        app already, and retyping the utterance would jump under the user's eyes)."""
+        if mode.cleanup is CleanupStyle.NONE:
+            return Cleaned(text)
+        if mode.live_typing:
+            return Cleaned(text, f"not cleaned up: the {mode.name} mode types while you speak")
+        if self._llm is None:
+            return Cleaned(text, "not cleaned up: no LLM is set up")
+        llm, budget_s = self._llm()
+        vocabulary = tuple(entry.text for entry in mode.vocabulary)
+        app = self.choice.app if self.choice.how == "app" else ""
+        return await clean_up(
+            llm, text, mode.cleanup, budget_s, prompt=mode.cleanup_prompt, vocabulary=vocabulary, app=app
+        )
 
     async def erase(self, utterance_id: int | None) -> None:
         """Take back what the utterance typed live: it was a command, or no text at all in the end."""

@@ -1,5 +1,5 @@
-"""Modes: named ways of writing dictated text, each with its formatting steps, vocabulary and
-replacement rules.
+"""Modes: named ways of writing dictated text, each with its formatting steps, vocabulary,
+replacement rules and the LLM's cleanup.
 
 :data:`DEFAULT_MODES` are built in; :func:`mode_named` picks one by name. A mode lists the
 window classes or process names of the applications it is meant for (``app_classes``), for
@@ -18,7 +18,16 @@ from voxdesk.app.writing.punctuation import PUNCTUATION_TABLES
 from voxdesk.app.writing.replacements import Replacement
 from voxdesk.app.writing.vocabulary import VocabularyEntry
 
-__all__ = ["DEFAULT_MODES", "Mode", "Step", "mode_named"]
+__all__ = ["DEFAULT_MODES", "CleanupStyle", "Mode", "Step", "mode_named"]
+
+
+class CleanupStyle(StrEnum):
+    """How a mode has the model clean up dictation; the value is its name in settings."""
+
+    NONE = "none"
+    LIGHT = "light"  # fillers and false starts out, punctuation and capitals fixed
+    FORMAL = "formal"  # as light, in a formal register
+    CUSTOM = "custom"  # the mode's own prompt
 
 
 class Step(StrEnum):
@@ -45,6 +54,8 @@ class Mode:
     app_classes: tuple[str, ...] = ()  # e.g. "gnome-terminal-server", "Slack": the apps it is for
     language: str = "en"  # the tables of spoken punctuation and numbers it uses
     live_typing: bool = True  # typed while spoken; off where keystrokes have side effects (terminals)
+    cleanup: CleanupStyle = CleanupStyle.NONE  # what the LLM does to the final text (not with live typing)
+    cleanup_prompt: str = ""  # the instructions of CleanupStyle.CUSTOM
 
     def __post_init__(self) -> None:
         if self.language not in PUNCTUATION_TABLES or self.language not in NUMBER_TABLES:
@@ -65,6 +76,13 @@ _DICTATION = _WORDS | {Step.SPOKEN_PUNCTUATION, Step.NUMBERS}
 DEFAULT_MODES = (
     Mode("plain", "the recognizer's text, with your vocabulary and replacements", _WORDS),
     Mode("prose", "documents and email: spoken punctuation, numbers as digits", _DICTATION),
+    Mode(
+        "clean",
+        "as prose, then fillers and false starts taken out by the LLM (not typed while you speak)",
+        _DICTATION,
+        live_typing=False,
+        cleanup=CleanupStyle.LIGHT,
+    ),
     Mode(
         "message",
         "chat: as prose, without a period at the end",

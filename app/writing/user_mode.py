@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 from voxdesk.app.settings import WritingSettings
-from voxdesk.app.writing.modes import DEFAULT_MODES, Mode, mode_named
+from voxdesk.app.writing.modes import DEFAULT_MODES, CleanupStyle, Mode, mode_named
 from voxdesk.app.writing.replacements import parse_replacements
 from voxdesk.app.writing.vocabulary import parse_vocabulary
 
@@ -68,7 +68,30 @@ def user_mode(
     for unknown in sorted(set(settings.live_typing) - {m.name for m in modes}):
         warnings.append(f"ignored writing.live_typing.{unknown}: it is not one of {known}")
     live = settings.live_typing.get(mode.name, mode.live_typing)
-    return dataclasses.replace(mode, live_typing=live), warnings
+    cleanup, prompt = _cleanup(settings, mode, modes, warnings)
+    return dataclasses.replace(mode, live_typing=live, cleanup=cleanup, cleanup_prompt=prompt), warnings
+
+
+def _cleanup(
+    settings: WritingSettings, mode: Mode, modes: tuple[Mode, ...], warnings: list[str]
+) -> tuple[CleanupStyle, str]:
+    """The mode's cleanup style and prompt as the settings change them; a bad one is a warning."""
+    names = [m.name for m in modes]
+    for unknown in sorted({*settings.cleanup, *settings.cleanup_prompts} - set(names)):
+        warnings.append(f"ignored the cleanup of mode {unknown!r}: it is not one of {', '.join(names)}")
+    prompt = settings.cleanup_prompts.get(mode.name, mode.cleanup_prompt).strip()
+    name = settings.cleanup.get(mode.name)
+    if name is None:
+        return mode.cleanup, prompt
+    try:
+        style = CleanupStyle(name)
+    except ValueError:
+        warnings.append(f"ignored writing.cleanup.{mode.name}: {name!r} is not one of {', '.join(CleanupStyle)}")
+        return mode.cleanup, prompt
+    if style is CleanupStyle.CUSTOM and not prompt:
+        warnings.append(f"ignored writing.cleanup.{mode.name}: custom needs writing.cleanup_prompts.{mode.name}")
+        return mode.cleanup, prompt
+    return style, prompt
 
 
 def every_mode_vocabulary(settings: WritingSettings, modes: Iterable[Mode] = DEFAULT_MODES) -> tuple[str, ...]:

@@ -156,7 +156,7 @@ def test_a_mode_chosen_by_hotkey_wins_over_the_focused_app_until_it_is_cleared()
 
     assert asyncio.run(scenario()) == ["Meet at 3:30 PM", "meet at three thirty pm"]
     dictation, _, _ = make_dictation(None)
-    with pytest.raises(ValueError, match="'poetry' is not a mode; the modes are plain, prose, message, code"):
+    with pytest.raises(ValueError, match="'poetry' is not a mode; the modes are plain, prose, clean, message, code"):
         dictation.choose("poetry")
 
 
@@ -170,7 +170,7 @@ def test_a_mode_shortcut_pressed_twice_gives_the_choice_back_to_the_focused_app(
     dictation.toggle("prose")
     dictation.toggle("poetry")  # a shortcut for a mode that is gone: said, and the choice stays
     assert dictation.chosen == "prose"
-    assert warnings == ["the mode shortcut: 'poetry' is not a mode; the modes are plain, prose, message, code"]
+    assert warnings == ["the mode shortcut: 'poetry' is not a mode; the modes are plain, prose, clean, message, code"]
 
 
 def test_a_desktop_that_cannot_tell_the_focused_app_is_said_once_and_the_default_mode_writes() -> None:

@@ -10,81 +10,19 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.app.actions.fakes import RecordingLauncher, RecordingOpener, not_understood
+from tests.fake_llm import FakeLlm
 from voxdesk.app.actions.center import ActionCenter, ActionStatus
 from voxdesk.app.actions.commands import CommandSource
 from voxdesk.app.actions.llm_fallback import LlmFallback, build_tools
 from voxdesk.app.actions.services import Services
 from voxdesk.app.settings import ActionSettings
-
-
-class FakeLlm:
-    """A fake OpenAI-compatible LLM server: streams ``self.tool_call`` (or a sentence) after
-    ``self.delay`` as server-sent events, as OpenAI's API does for ``stream: true``."""
-
-    def __init__(self) -> None:
-        self.tool_call: dict[str, Any] | None = None
-        self.delay = 0.0
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.requests.append({"path": self.path, **body})
-                fake.headers.append({name.lower(): value for name, value in self.headers.items()})
-                time.sleep(fake.delay)
-                delta: dict[str, Any] = {"role": "assistant"}
-                if fake.tool_call is not None:
-                    delta["tool_calls"] = [{"index": 0, "id": "call_1", "type": "function", "function": fake.tool_call}]
-                else:
-                    delta["content"] = "I can't help with that."
-                chunks = [
-                    {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"], "choices": [
-                        {"index": 0, "delta": delta, "finish_reason": None}
-                    ]},
-                    {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"], "choices": [],
-                     "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12}},
-                ]  # fmt: skip
-                payload = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
-                try:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/event-stream")
-                    self.send_header("Content-Length", str(len(payload.encode())))
-                    self.end_headers()
-                    self.wfile.write(payload.encode())
-                except OSError:
-                    pass  # the client gave up (timeout test)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture
-def fake_llm() -> Iterator[FakeLlm]:
-    server = FakeLlm()
-    yield server
-    server.close()
 
 
 def _center(tmp_path: Path, url: str, timeout: float = 5.0) -> tuple[ActionCenter, RecordingOpener]:

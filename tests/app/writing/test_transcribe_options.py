@@ -25,7 +25,7 @@ def _refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 
 def test_an_unknown_mode_is_named_with_the_modes_there_are(capsys: pytest.CaptureFixture[str]) -> None:
     line = _refused(["transcribe", "--mode", "poetry", "a.wav"], capsys)
-    assert "--mode" in line and "'poetry'" in line and "plain, prose, message, code" in line
+    assert "--mode" in line and "'poetry'" in line and "plain, prose, clean, message, code" in line
 
 
 @pytest.mark.parametrize(

@@ -82,8 +82,8 @@ def test_words_and_apps_of_a_mode_that_does_not_exist_are_warnings() -> None:
     mode, problems = user_mode(settings)
     assert [entry.text for entry in mode.vocabulary] == []
     assert problems == [
-        "ignored the words of mode 'poetry': it is not one of plain, prose, message, code",
-        "ignored writing.app_modes.Gedit: 'poetry' is not one of plain, prose, message, code",
+        "ignored the words of mode 'poetry': it is not one of plain, prose, clean, message, code",
+        "ignored writing.app_modes.Gedit: 'poetry' is not one of plain, prose, clean, message, code",
     ]
     assert [problem for problem in user_mode(WritingSettings(mode_vocabulary={"code": ["= x"]}), "code")[1]] == [
         "ignored writing.mode_vocabulary.code item 1: no word before '=': '= x'"
@@ -95,5 +95,5 @@ def test_live_typing_is_the_modes_own_unless_the_settings_say_otherwise() -> Non
     assert user_mode(settings, "code")[0].live_typing and not user_mode(settings, "message")[0].live_typing
     assert user_mode(settings, "prose")[0].live_typing and not user_mode(WritingSettings(), "code")[0].live_typing
     assert user_mode(settings, "prose")[1] == [
-        "ignored writing.live_typing.poetry: it is not one of plain, prose, message, code"
+        "ignored writing.live_typing.poetry: it is not one of plain, prose, clean, message, code"
     ]

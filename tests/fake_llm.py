@@ -1,0 +1,80 @@
+"""A fake OpenAI-compatible chat server on loopback, for what a real model would not do.
+
+vLLM serving the tiny model (tests/llm_support.py) is the real server; this fake answers
+whatever a test scripts: tool calls a constrained decoder would never write, answers that are
+not JSON, answers too late. It streams server-sent events and records the requests it got.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+__all__ = ["FakeLlm", "fake_llm"]
+
+
+class FakeLlm:
+    """A fake OpenAI-compatible LLM server: streams ``self.tool_call``, else ``self.content``,
+    after ``self.delay``, as server-sent events, as OpenAI's API does for ``stream: true``."""
+
+    def __init__(self) -> None:
+        self.tool_call: dict[str, Any] | None = None
+        self.content = "I can't help with that."
+        self.delay = 0.0
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests.append({"path": self.path, **body})
+                fake.headers.append({name.lower(): value for name, value in self.headers.items()})
+                time.sleep(fake.delay)
+                delta: dict[str, Any] = {"role": "assistant"}
+                if fake.tool_call is not None:
+                    delta["tool_calls"] = [{"index": 0, "id": "call_1", "type": "function", "function": fake.tool_call}]
+                else:
+                    delta["content"] = fake.content
+                chunks = [
+                    {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"], "choices": [
+                        {"index": 0, "delta": delta, "finish_reason": None}
+                    ]},
+                    {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"], "choices": [],
+                     "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12}},
+                ]  # fmt: skip
+                payload = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Content-Length", str(len(payload.encode())))
+                    self.end_headers()
+                    self.wfile.write(payload.encode())
+                except OSError:
+                    pass  # the client gave up (timeout test)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLlm]:
+    server = FakeLlm()
+    yield server
+    server.close()
