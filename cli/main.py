@@ -11,7 +11,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, cast
@@ -335,7 +335,7 @@ async def _serve(args: argparse.Namespace) -> int:
 async def _transcribe(args: argparse.Namespace) -> int:
     plan = plan_outputs(args)  # fails on bad --output/--format before loading anything
     mode = transcript_mode(args)
-    write, vocabulary = transcript_writer(mode), decoder_vocabulary(args, mode)
+    write, vocabulary = transcript_writer(mode, args), decoder_vocabulary(args, mode)
     engine, model = _create_engine(args), model_name(_engine_choice(args))
     await engine.load()
     status = 0
@@ -365,7 +365,7 @@ async def _transcribe_file(
     audio: np.ndarray,
     path: Path,
     args: argparse.Namespace,
-    write: Callable[[TranscriptionReport], TranscriptionReport] | None,
+    write: Callable[[TranscriptionReport], Coroutine[Any, Any, TranscriptionReport]] | None,
     vocabulary: tuple[str, ...],
 ) -> TranscriptionReport:
     """One file; Ctrl-C (SIGINT) stops it and returns what was transcribed so far, marked partial.
@@ -390,7 +390,7 @@ async def _transcribe_file(
         loop.remove_signal_handler(signal.SIGINT)
         bar.close()
     if write is not None:
-        report = write(report)
+        report = await write(report)
     if args.json:
         print(json.dumps({"type": "summary", "text": report.text, **report.summary()}), flush=True)
     else:

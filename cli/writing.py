@@ -1,15 +1,20 @@
-"""``--mode`` and ``--vocabulary`` of ``voxdesk transcribe``: the transcript written by a mode."""
+"""``--mode``, ``--vocabulary`` and ``--llm-*`` of ``voxdesk transcribe``: the transcript written
+by a mode, and cleaned up by the LLM where the mode asks for that."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
+from voxdesk.app.api_keys import KeyStore
 from voxdesk.app.files.transcription import TranscriptionReport
+from voxdesk.app.llm.cleanup import cleaned_report
+from voxdesk.app.llm.client import OpenAiCompatibleLlm
 from voxdesk.app.settings import load_settings
-from voxdesk.app.writing.modes import DEFAULT_MODES, Mode, mode_named
+from voxdesk.app.writing.modes import DEFAULT_MODES, CleanupStyle, Mode, mode_named
 from voxdesk.app.writing.reports import written_report
 from voxdesk.app.writing.user_mode import user_mode
 from voxdesk.app.writing.vocabulary import VocabularyEntry, read_vocabulary_file
@@ -18,6 +23,7 @@ __all__ = [
     "add_writing_arguments",
     "decoder_vocabulary",
     "mode_argument",
+    "transcript_llm",
     "transcript_mode",
     "transcript_writer",
     "vocabulary_file",
@@ -69,6 +75,10 @@ def add_writing_arguments(parser: argparse.ArgumentParser) -> None:
         "engine is biased towards them as it streams the file, and near misses are corrected after; "
         "without --mode, in the plain mode",
     )
+    llm = parser.add_argument_group("the LLM (for modes that clean up their text, such as clean)")
+    llm.add_argument("--llm-url", metavar="URL", help="an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1")
+    llm.add_argument("--llm-model", metavar="NAME", help="its model (default: the server's only one)")
+    llm.add_argument("--llm-api-key", metavar="KEY", help="its API key (default: the one kept by the settings)")
 
 
 def transcript_mode(args: argparse.Namespace) -> Mode | None:
@@ -92,8 +102,44 @@ def decoder_vocabulary(args: argparse.Namespace, mode: Mode | None) -> tuple[str
     return tuple(given + [entry.text for entry in mode.vocabulary if entry.text not in given])
 
 
-def transcript_writer(mode: Mode | None) -> Callable[[TranscriptionReport], TranscriptionReport] | None:
-    """What writes a finished report in ``mode``; ``None`` for no mode."""
+def transcript_writer(
+    mode: Mode | None, args: argparse.Namespace
+) -> Callable[[TranscriptionReport], Coroutine[Any, Any, TranscriptionReport]] | None:
+    """What writes a finished report in ``mode`` and has the LLM clean it up where the mode
+    asks for that (an utterance it could not clean up is written as heard, with a warning);
+    ``None`` for no mode."""
     if mode is None:
         return None
-    return lambda report: written_report(report, mode)
+
+    async def write(report: TranscriptionReport) -> TranscriptionReport:
+        written = written_report(report, mode)
+        if mode.cleanup is CleanupStyle.NONE:
+            return written
+        llm, budget_s = transcript_llm(args)
+        cleaned, notes = await cleaned_report(written, mode, llm, budget_s)
+        for note in notes:
+            print(f"voxdesk: warning: {note}; written as heard", file=sys.stderr)
+        return cleaned
+
+    return write
+
+
+def transcript_llm(args: argparse.Namespace) -> tuple[OpenAiCompatibleLlm, float]:
+    """The LLM ``--llm-url``, ``--llm-model`` and ``--llm-api-key`` name, else the ``[actions]``
+    settings' (the key from the system keyring where it is kept), and its time budget."""
+    settings, _ = load_settings()
+    actions = settings.actions
+    key = args.llm_api_key or actions.llm_api_key or _stored_key()
+    return OpenAiCompatibleLlm(args.llm_url or actions.llm_url, args.llm_model or actions.llm_model, key), (
+        actions.llm_timeout_s
+    )
+
+
+def _stored_key() -> str:
+    store = KeyStore()
+    if not store.available:
+        return ""
+    try:
+        return store.get("actions.llm_api_key")
+    except Exception:  # a keyring that fails costs only the key: the server may not need one
+        return ""

@@ -8,13 +8,15 @@ Whatever goes wrong, the text as heard is kept and :attr:`Cleaned.note` says why
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
+from voxdesk.app.files.transcription import TranscriptionReport
 from voxdesk.app.llm.client import LlmError, OpenAiCompatibleLlm
-from voxdesk.app.writing.modes import CleanupStyle
+from voxdesk.app.writing.modes import CleanupStyle, Mode
 
-__all__ = ["CLEANUP_SCHEMA", "Cleaned", "clean_up", "cleanup_messages"]
+__all__ = ["CLEANUP_SCHEMA", "Cleaned", "clean_up", "cleaned_report", "cleanup_messages"]
 
 CLEANUP_SCHEMA = {
     "type": "object",
@@ -102,3 +104,20 @@ def _cleaned_text(answer: str) -> str | None:
 def _token_limit(text: str) -> int:
     """Enough tokens for the cleaned text and its JSON, so a runaway answer ends."""
     return 64 + 2 * len(text)
+
+
+async def cleaned_report(
+    report: TranscriptionReport, mode: Mode, llm: OpenAiCompatibleLlm, budget_s: float
+) -> tuple[TranscriptionReport, list[str]]:
+    """``report`` with each utterance's final text cleaned up in ``mode``'s style (each within
+    ``budget_s``), and one note per utterance left as heard."""
+    vocabulary = tuple(entry.text for entry in mode.vocabulary)
+    utterances, notes = [], []
+    for number, utterance in enumerate(report.utterances, start=1):
+        cleaned = await clean_up(
+            llm, utterance.done.text, mode.cleanup, budget_s, prompt=mode.cleanup_prompt, vocabulary=vocabulary
+        )
+        if cleaned.note:
+            notes.append(f"utterance {number}: {cleaned.note}")
+        utterances.append(dataclasses.replace(utterance, done=dataclasses.replace(utterance.done, text=cleaned.text)))
+    return dataclasses.replace(report, utterances=utterances), notes

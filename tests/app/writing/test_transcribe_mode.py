@@ -13,6 +13,7 @@ import pytest
 
 from tests.cli.test_main import voxdesk
 from tests.conftest import fixture_path
+from tests.fake_llm import FakeLlm
 from tests.recognition import assert_recognized
 from tests.speech_fixtures import Fixture
 from voxdesk.app.settings import WritingSettings
@@ -71,3 +72,29 @@ def _finals_per_file(events: list[dict[str, object]]) -> list[list[str]]:
         elif event["type"] == "done" and event["text"]:
             files[-1].append(str(event["text"]))
     return files[:-1]
+
+
+def test_transcribe_in_the_clean_mode_has_the_llm_clean_each_utterance_or_writes_it_as_heard(
+    speech: dict[str, Fixture], tmp_path: Path, fake_llm: FakeLlm
+) -> None:
+    fixture = speech["command13-slt"]  # search for cheap flights to london
+    fake_llm.content = json.dumps({"text": "Cheap flights to London, please."})
+    args = ["transcribe", "--json", "--no-history", "--mode", "clean", "--llm-model", "fake-model"]
+    cleaned = voxdesk(*args, "--llm-url", fake_llm.url, "--llm-api-key", "k", str(fixture_path(fixture)))
+    assert cleaned.returncode == 0 and "warning" not in cleaned.stderr, cleaned.stderr
+    events = [json.loads(line) for line in cleaned.stdout.splitlines()]
+    assert [event["text"] for event in events if event["type"] == "summary"] == ["Cheap flights to London, please."]
+    (request,) = fake_llm.requests
+    (heard,) = _finals_per_file(events)
+    mode, _ = user_mode(WritingSettings(), "clean")
+    assert request["messages"][1]["content"] == write_text(heard[0], mode)  # the mode's own writing went first
+
+    dead = voxdesk(*args, "--llm-url", "http://127.0.0.1:9/v1", str(fixture_path(fixture)))
+    assert dead.returncode == 0, dead.stderr
+    (line,) = dead.stderr.splitlines()
+    assert line.startswith(
+        "voxdesk: warning: utterance 1: not cleaned up: could not reach the LLM at http://127.0.0.1:9/v1"
+    )
+    assert line.endswith("; written as heard")
+    summary = [json.loads(line) for line in dead.stdout.splitlines()][-1]
+    assert summary["text"] == write_text(heard[0], mode)

@@ -3,6 +3,7 @@ line naming the mode or the file, exit status 2, no traceback (in-process: argpa
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,7 @@ def test_a_bad_vocabulary_file_is_named(
 def test_without_mode_or_vocabulary_the_transcript_is_the_engines() -> None:
     args = build_parser().parse_args(["transcribe", "a.wav"])
     mode = transcript_mode(args)
-    assert mode is None and transcript_writer(mode) is None and decoder_vocabulary(args, mode) == ()
+    assert mode is None and transcript_writer(mode, args) is None and decoder_vocabulary(args, mode) == ()
 
 
 def test_a_vocabulary_alone_writes_each_final_text_in_the_plain_mode(tmp_path: Path) -> None:
@@ -58,7 +59,7 @@ def test_a_vocabulary_alone_writes_each_final_text_in_the_plain_mode(tmp_path: P
     words.write_text("Xochitl = so chee tl\n", encoding="utf-8")
     args = build_parser().parse_args(["transcribe", "--vocabulary", str(words), "a.wav"])
     mode = transcript_mode(args)
-    write = transcript_writer(mode)
+    write = transcript_writer(mode, args)
     assert write is not None and decoder_vocabulary(args, mode) == ("Xochitl",)
     heard = ["Ask Zacha tool.", "Three thirty pm."]
     report = TranscriptionReport(
@@ -66,6 +67,6 @@ def test_a_vocabulary_alone_writes_each_final_text_in_the_plain_mode(tmp_path: P
         timeline=[TimedEvent(TextDelta(heard[0], audio_time=1.0), 0.5)],
         utterances=[UtteranceReport(UtteranceDone(text, 1.0, 0.0, 1.0), None, None) for text in heard],
     )
-    written = write(report)
+    written = asyncio.run(write(report))
     assert written.text == "Ask Xochitl. Three thirty pm."  # plain: no number formatting
     assert written.timeline == report.timeline and report.text == " ".join(heard)
