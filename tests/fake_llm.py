@@ -26,6 +26,7 @@ class FakeLlm:
     def __init__(self) -> None:
         self.tool_call: dict[str, Any] | None = None
         self.content = "I can't help with that."
+        self.model = "fake-model"
         self.delay = 0.0
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -58,6 +59,16 @@ class FakeLlm:
                     self.wfile.write(payload.encode())
                 except OSError:
                     pass  # the client gave up (timeout test)
+
+            def do_GET(self) -> None:  # /v1/models: the one model it pretends to serve
+                payload = json.dumps(
+                    {"object": "list", "data": [{"id": fake.model, "object": "model", "created": 0, "owned_by": "me"}]}
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

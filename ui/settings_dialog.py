@@ -1,5 +1,6 @@
 """The settings dialog: microphone, engine (Whisper model, language, device), server, silence
-length and shortcuts on its General page; modes, vocabulary and replacements on its Writing page."""
+length and shortcuts on its General page; modes, vocabulary and replacements on its Writing
+page; the LLM on its Assistant page."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from voxdesk.engine.kinds import EngineKind
 from voxdesk.engine.remote.openai import OPENAI_REALTIME_URL
 from voxdesk.engine.vllm.models import REALTIME_MODELS
 from voxdesk.engine.whisper.catalog import ModelChoice, language_codes
+from voxdesk.ui.llm_settings import LlmPage
 from voxdesk.ui.writing_settings import WritingPage
 
 ENGINE_LABELS = {
@@ -135,9 +137,11 @@ class SettingsDialog(QDialog):
             form.addRow("", note)
 
         self.writing = WritingPage(settings.writing)
+        self.llm = LlmPage(settings.actions)
         self.pages = QTabWidget()
         self.pages.addTab(general, "&General")
         self.pages.addTab(self.writing, "&Writing")
+        self.pages.addTab(self.llm, "&Assistant")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
@@ -262,4 +266,5 @@ class SettingsDialog(QDialog):
         result.listening.hold_to_talk_key = self.hold_key.keySequence().toString()
         result.listening.overlay = self.overlay.isChecked()
         result.writing = self.writing.writing_settings()
+        result.actions = self.llm.action_settings()
         return result
