@@ -1,6 +1,7 @@
 """The Writing page of the settings: the default mode; the vocabulary and replacement rules of
-every mode or of one, and a mode's shortcut, applications and live typing; vocabulary import and export; and
-a test bench that shows what a mode writes for a sentence with the rules as they are edited."""
+every mode or of one, and a mode's shortcut, applications, live typing and LLM cleanup;
+vocabulary import and export; and a test bench that shows what a mode writes for a sentence
+with the rules as they are edited (the LLM's cleanup is not run there)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from voxdesk.app.settings import WritingSettings
-from voxdesk.app.writing.modes import DEFAULT_MODES, Mode
+from voxdesk.app.writing.modes import DEFAULT_MODES, CleanupStyle, Mode
 from voxdesk.app.writing.pipeline import write_text
 from voxdesk.app.writing.replacements import parse_replacements
 from voxdesk.app.writing.user_mode import user_mode
@@ -39,6 +40,12 @@ __all__ = ["EVERY_MODE", "WritingPage"]
 EVERY_MODE = ""
 """The ``words_for`` choice whose lists apply in every mode (``[writing]`` itself)."""
 
+_CLEANUP_LABELS = {
+    CleanupStyle.NONE: "None",
+    CleanupStyle.LIGHT: "Light: fillers and false starts out, punctuation fixed",
+    CleanupStyle.FORMAL: "Formal",
+    CleanupStyle.CUSTOM: "Custom: the instructions below",
+}
 _FILE_FILTER = "Vocabulary files (*.txt);;All files (*)"
 
 
@@ -77,6 +84,15 @@ class WritingPage(QWidget):
         self.mode_live_typing = QCheckBox("Type while I speak (off where keystrokes do things, as in terminals)")
         self.mode_live_typing.setAccessibleName("This mode types while you speak")
         form.addRow("", self.mode_live_typing)
+        self.mode_cleanup = QComboBox()
+        self.mode_cleanup.setAccessibleName("How the LLM cleans up this mode's text")
+        for style, label in _CLEANUP_LABELS.items():
+            self.mode_cleanup.addItem(label, style)
+        form.addRow("LLM &cleanup", self.mode_cleanup)
+        self.mode_cleanup_prompt = QLineEdit()
+        self.mode_cleanup_prompt.setAccessibleName("This mode's own cleanup instructions")
+        self.mode_cleanup_prompt.setPlaceholderText("for Custom: e.g. Write it as a short, friendly chat message.")
+        form.addRow("Cleanup in&structions", self.mode_cleanup_prompt)
 
         self.vocabulary = QPlainTextEdit()
         self.vocabulary.setAccessibleName("Vocabulary, one entry a line")
@@ -191,6 +207,16 @@ class WritingPage(QWidget):
             edited.live_typing.pop(self._shown, None)
         else:
             edited.live_typing[self._shown] = self.mode_live_typing.isChecked()
+        built_in = _built_in(self._shown)
+        style, prompt = self.mode_cleanup.currentData(), self.mode_cleanup_prompt.text().strip()
+        if style == built_in.cleanup:
+            edited.cleanup.pop(self._shown, None)
+        else:
+            edited.cleanup[self._shown] = style
+        if prompt and prompt != built_in.cleanup_prompt:
+            edited.cleanup_prompts[self._shown] = prompt
+        else:
+            edited.cleanup_prompts.pop(self._shown, None)
         apps = [app.strip() for app in self.mode_apps.text().split(",") if app.strip()]
         edited.app_modes = {app: mode for app, mode in edited.app_modes.items() if mode != self._shown}
         edited.app_modes.update(dict.fromkeys(apps, self._shown))
@@ -209,6 +235,11 @@ class WritingPage(QWidget):
             self._settings.live_typing.get(self._shown, _built_in(self._shown).live_typing) if self._shown else False
         )
         self.mode_live_typing.setEnabled(self._shown != EVERY_MODE)
+        shown = user_mode(self._settings, self._shown)[0] if self._shown else None
+        self.mode_cleanup.setCurrentIndex(self.mode_cleanup.findData(shown.cleanup if shown else CleanupStyle.NONE))
+        self.mode_cleanup_prompt.setText(shown.cleanup_prompt if shown else "")
+        for widget in (self.mode_cleanup, self.mode_cleanup_prompt):
+            widget.setEnabled(shown is not None)
         self.mode_apps.setPlaceholderText(
             f"besides {', '.join(built_in)}; window classes, comma-separated"
             if built_in

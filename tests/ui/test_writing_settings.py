@@ -27,7 +27,10 @@ def test_every_modes_words_and_one_modes_words_are_edited_apart(qtbot: QtBot, tm
         app_modes={"Gedit": "prose", "Mutt": "code"},
     )
     writing = page(qtbot, original)
-    assert not any(w.isEnabled() for w in (writing.mode_shortcut, writing.mode_apps, writing.mode_live_typing))
+    assert not any(
+        w.isEnabled()
+        for w in (writing.mode_shortcut, writing.mode_apps, writing.mode_live_typing, writing.mode_cleanup)
+    )
     assert writing.vocabulary.toPlainText() == "Kubernetes" and writing.vocabulary_note.text() == "1 entry"
     writing.vocabulary.appendPlainText("Xochitl = so chee tl")
     writing.replacements.setPlainText("btw => by the way")
@@ -39,6 +42,8 @@ def test_every_modes_words_and_one_modes_words_are_edited_apart(qtbot: QtBot, tm
     writing.mode_apps.setText("Emacs, ")
     assert not writing.mode_live_typing.isChecked()  # code does not type live unless asked
     writing.mode_live_typing.setChecked(True)
+    writing.mode_cleanup.setCurrentIndex(writing.mode_cleanup.findData("custom"))
+    writing.mode_cleanup_prompt.setText("Keep shell commands exact.")
     writing.words_for.setCurrentIndex(writing.words_for.findData("message"))
     assert writing.vocabulary.toPlainText() == "Grafana" and writing.vocabulary_note.text() == "1 entry"
     assert writing.mode_live_typing.isChecked()  # message types live; left so, nothing is written for it
@@ -52,6 +57,7 @@ def test_every_modes_words_and_one_modes_words_are_edited_apart(qtbot: QtBot, tm
     assert edited.mode_vocabulary == {"code": ["kubectl = cube control"]}  # message's only word was cleared
     assert edited.mode_shortcuts == {"code": "Ctrl+Alt+C"} and edited.app_modes == {"Gedit": "prose", "Emacs": "code"}
     assert edited.live_typing == {"code": True}
+    assert edited.cleanup == {"code": "custom"} and edited.cleanup_prompts == {"code": "Keep shell commands exact."}
     assert original.mode_vocabulary == {"message": ["Grafana"]} and original.mode == "plain"
     path = save_settings(Settings(writing=edited), tmp_path / "settings.toml")
     assert load_settings(path)[0].writing == edited
@@ -111,3 +117,10 @@ def test_the_dialog_hands_back_the_writing_page(qtbot: QtBot) -> None:
     dialog.writing.vocabulary.setPlainText("Grafana")
     assert dialog.settings().writing.vocabulary == ["Grafana"]
     assert dialog.pages.tabText(1) == "&Writing"
+
+
+def test_the_clean_mode_shows_its_light_cleanup_and_leaves_it_unwritten(qtbot: QtBot) -> None:
+    writing = page(qtbot, WritingSettings())
+    writing.words_for.setCurrentIndex(writing.words_for.findData("clean"))
+    assert writing.mode_cleanup.currentData() == "light" and writing.mode_cleanup.isEnabled()
+    assert writing.writing_settings().cleanup == {}
