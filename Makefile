@@ -38,6 +38,7 @@ bench:
 	$(VENV)/bin/python -m benchmarks.realtime
 	$(VENV)/bin/python -m benchmarks.desktop
 	$(VLLM_VENV)/bin/python -m benchmarks.vllm_engine
+	$(VLLM_VENV)/bin/python -m benchmarks.llm
 
 # Hours on a real box: the controller fed an hour of speech, voxdesk serve 30 min per engine (SOAK_ARGS to change),
 # then the full fuzz and disconnect counts (make test runs small counts of both).

@@ -14,6 +14,7 @@ import pytest
 
 from tests import speech_fixtures
 from tests.desktop_rig import RigUnavailable, VirtualMic, XvfbDisplay
+from tests.llm_support import start_llm_server
 from tests.speech_fixtures import Fixture
 from tests.text_field import TextField
 from tests.vllm_support import build_tiny_model, start_vllm_server, stop
@@ -146,4 +147,12 @@ def vllm_server() -> Iterator[int]:
     """vLLM's own server (``vllm.entrypoints.openai.api_server``) with the tiny model; its port."""
     process, port = start_vllm_server(build_tiny_model())
     yield port
+    stop(process)
+
+
+@pytest.fixture(scope="session")
+def llm_server() -> Iterator[str]:
+    """vLLM's OpenAI-compatible server on the tiny chat model; its API's base URL."""
+    process, url = start_llm_server()
+    yield url
     stop(process)

@@ -18,9 +18,9 @@ from voxdesk.app.actions.matching import Match
 from voxdesk.app.llm.client import LlmError, OpenAiCompatibleLlm, ToolCall
 from voxdesk.app.settings import ActionSettings
 
-__all__ = ["LlmFallback", "build_tools", "parse_tool_call"]
+__all__ = ["SYSTEM_PROMPT", "LlmFallback", "build_tools", "parse_tool_call"]
 
-_SYSTEM = (
+SYSTEM_PROMPT = (
     "You turn a user's spoken request into exactly one tool call, if one of the tools fits. "
     "If none fits, answer without calling a tool. Fill parameters with the user's own words."
 )
@@ -115,7 +115,7 @@ class LlmFallback:
         """The command the LLM chose for ``text``, or None (no choice, a bad one, or no answer in time)."""
         if not commands:
             return None
-        messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": text}]
+        messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
         try:
             reply = await self._llm.chat(messages, self.settings.llm_timeout_s, tools=build_tools(commands))
         except LlmError as error:
