@@ -29,6 +29,7 @@ from voxdesk.app.actions.registry import ACTIONS, describe
 from voxdesk.app.actions.services import Services
 from voxdesk.app.listening.transcript import Utterance
 from voxdesk.app.llm.client import OpenAiCompatibleLlm
+from voxdesk.app.llm.edit import edit_text
 from voxdesk.app.settings import ActionSettings, WritingSettings
 
 __all__ = ["ActionCenter", "ActionRecord", "ActionStatus", "IntentFallback"]
@@ -438,6 +439,42 @@ class ActionCenter:
                 return f"removed “{str(candidate.slots['text']).strip()}”"
         raise ActionError("there is no typed text to scratch")
 
+    async def edit_last(self, instruction: str) -> Outcome:
+        """Rewrite the last typed text that can still be undone as ``instruction`` says (by the
+        LLM), in place; its undo types the text as it was. ActionError when there is none, or
+        when the LLM could not rewrite it (the text is left as it was)."""
+        typed = next(
+            (
+                r
+                for r in reversed(self._records.values())
+                if r.action is Action.TYPE and r.status is ActionStatus.DONE and r.id in self._undo
+            ),
+            None,
+        )
+        if typed is None:
+            raise ActionError("there is no typed text to rewrite")
+        old = str(typed.slots["text"])
+        llm, budget_s = self._cleanup_llm()
+        new = await edit_text(llm, old.strip(), instruction, budget_s) + " "
+        keyboard = self._executor.keyboard()
+        await keyboard.backspace(len(old))
+        await keyboard.type_text(new)
+        removes_old = self._undo[typed.id]
+
+        async def remove_new() -> str:  # what "scratch that" on the typed record does now
+            await keyboard.backspace(len(new))
+            return f"removed {len(new)} characters"
+
+        typed.slots["text"], self._undo[typed.id] = new, remove_new
+
+        async def undo() -> str:
+            await keyboard.backspace(len(new))
+            await keyboard.type_text(old)
+            typed.slots["text"], self._undo[typed.id] = old, removes_old
+            return "typed the text as it was"
+
+        return Outcome(f"rewrote “{_short(old.strip())}” as “{_short(new.strip())}”", undo)
+
     def _finish(self, record: ActionRecord, status: ActionStatus, message: str) -> None:
         record.status = status
         record.message = message
@@ -483,3 +520,7 @@ def _mode_of(name: str) -> ActionMode | None:
 
 def _copy(record: ActionRecord) -> ActionRecord:
     return dataclasses.replace(record, slots=dict(record.slots))
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "…"

@@ -1,7 +1,7 @@
 """Doing what a command asks: one coroutine per action, each returning an Outcome.
 
 Failures raise :class:`ActionError` with a plain-words message; the action center turns it
-into a failed record. ``scratch`` and ``set_mode`` change the center's own state, which the
+into a failed record. ``scratch``, ``edit`` and ``set_mode`` change the center's own state, which the
 executor reaches through :class:`CenterControls`. The registry says which coroutine runs
 which action.
 """
@@ -70,6 +70,8 @@ class CenterControls(Protocol):
     def set_mode(self, mode: str) -> None: ...
 
     async def scratch(self) -> str: ...
+
+    async def edit_last(self, instruction: str) -> Outcome: ...
 
 
 def format_duration(n: SlotValue, unit: str) -> str:
@@ -242,6 +244,11 @@ class Executor:
     async def scratch(self, request: ActionRequest) -> Outcome:
         """The ``scratch`` action: remove the last typed text."""
         return Outcome(await self.center.scratch())
+
+    async def edit(self, request: ActionRequest) -> Outcome:
+        """The ``edit`` action: the last typed text rewritten by the LLM as said (``how`` and ``change``)."""
+        instruction = " ".join(str(request.values[key]) for key in ("how", "change") if key in request.values)
+        return await self.center.edit_last(instruction)
 
     async def set_mode(self, request: ActionRequest) -> Outcome:
         """The ``set_mode`` action; undo switches back."""

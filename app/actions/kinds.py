@@ -28,6 +28,7 @@ class Action(StrEnum):
     SET_MODE = "set_mode"
     RUN = "run"
     ANSWER = "answer"
+    EDIT = "edit"
 
 
 class ActionMode(StrEnum):

@@ -78,6 +78,11 @@ ACTIONS: Mapping[Action, ActionEntry] = {
         lambda r: _QUESTIONS.get(str(r.values["question"]), f"Answer {r.values['question']!r}"),
         Executor.answer,
     ),
+    Action.EDIT: ActionEntry(
+        frozenset({"how"}),
+        lambda r: f"Rewrite the last text: {r.values['how']} {r.values.get('change', '')}".rstrip(),
+        Executor.edit,
+    ),
     Action.RUN: ActionEntry(frozenset(), lambda r: f"Run: {shlex.join(expand_argv(r.run, r.values))}", Executor.run),
 }
 

@@ -9,21 +9,16 @@ Whatever goes wrong, the text as heard is kept and :attr:`Cleaned.note` says why
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 
 from voxdesk.app.files.transcription import TranscriptionReport
 from voxdesk.app.llm.client import LlmError, OpenAiCompatibleLlm
+from voxdesk.app.llm.text_answer import TEXT_SCHEMA, parse_text_answer
 from voxdesk.app.writing.modes import CleanupStyle, Mode
 
 __all__ = ["CLEANUP_SCHEMA", "Cleaned", "clean_up", "cleaned_report", "cleanup_messages"]
 
-CLEANUP_SCHEMA = {
-    "type": "object",
-    "properties": {"text": {"type": "string"}},
-    "required": ["text"],
-    "additionalProperties": False,
-}
+CLEANUP_SCHEMA = TEXT_SCHEMA
 
 _MAX_GROWTH = 2.0  # a cleaned text at most twice as long as the heard one, plus a little
 _MAX_EXTRA_CHARS = 40
@@ -81,7 +76,7 @@ async def clean_up(
         reply = await llm.chat(messages, budget_s, schema=CLEANUP_SCHEMA, max_tokens=_token_limit(text))
     except LlmError as error:
         return Cleaned(text, f"not cleaned up: {error}")
-    cleaned = _cleaned_text(reply.text)
+    cleaned = parse_text_answer(reply.text)
     if cleaned is None:
         return Cleaned(text, f"not cleaned up: the LLM's answer is not JSON with a text: {reply.text[:60]!r}")
     if not cleaned.strip():
@@ -89,16 +84,6 @@ async def clean_up(
     if len(cleaned) > _MAX_GROWTH * len(text) + _MAX_EXTRA_CHARS:
         return Cleaned(text, f"not cleaned up: the LLM wrote {len(cleaned)} characters for {len(text)}")
     return Cleaned(cleaned.strip())
-
-
-def _cleaned_text(answer: str) -> str | None:
-    try:
-        value = json.loads(answer)
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(value, dict) or not isinstance(value.get("text"), str):
-        return None
-    return str(value["text"])
 
 
 def _token_limit(text: str) -> int:

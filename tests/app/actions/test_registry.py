@@ -22,6 +22,7 @@ SAMPLE: dict[str, SlotValue] = {
     "unit": "minutes",
     "mode": "dictation",
     "question": "time",
+    "how": "Make it",
 }
 
 

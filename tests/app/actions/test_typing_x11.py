@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.app.actions.fakes import RecordingLauncher, RecordingOpener
+from tests.fake_llm import FakeLlm
 from tests.text_field import TextField
 from voxdesk.app.actions.center import ActionCenter, ActionStatus
 from voxdesk.app.actions.commands import CommandSource
@@ -61,6 +63,29 @@ def test_dictation_types_unicode_and_undo_by_record(center: ActionCenter, field:
         assert first is not None
         await center.handle_utterance("scratch that")
         await asyncio.to_thread(field.wait_for, "Grüße aus Köln. ")
+
+    asyncio.run(scenario())
+
+
+def test_an_edit_by_voice_replaces_the_text_in_the_field_and_undo_restores_it(
+    tmp_path: Path, field: TextField, fake_llm: FakeLlm
+) -> None:
+    """The rewrite comes from the fake LLM server: what is checked is the field (real keystrokes)."""
+    keyboard = choose_keyboard()
+    settings = ActionSettings(mode="dictation", llm_url=fake_llm.url, llm_model="fake-model")
+    services = Services(open_url=RecordingOpener(), launcher=RecordingLauncher(), keyboard=keyboard)
+    center = ActionCenter(settings, services, commands=CommandSource(user_path=tmp_path / "c.toml"))
+    fake_llm.content = json.dumps({"text": "Treffen am Freitag."})
+
+    async def scenario() -> None:
+        await center.handle_utterance("Keep this.")
+        await center.handle_utterance("The meeting moves to Friday.")
+        await asyncio.to_thread(field.wait_for, "Keep this. The meeting moves to Friday. ")
+        edit = await center.handle_utterance("Translate that to German.")
+        assert edit is not None and edit.status is ActionStatus.DONE, edit
+        await asyncio.to_thread(field.wait_for, "Keep this. Treffen am Freitag. ")
+        await center.undo(edit.id)
+        await asyncio.to_thread(field.wait_for, "Keep this. The meeting moves to Friday. ")
 
     asyncio.run(scenario())
 

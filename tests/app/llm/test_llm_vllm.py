@@ -65,3 +65,22 @@ def test_a_tool_call_from_vllm_maps_to_one_of_the_commands(tmp_path: Path, llm_s
     assert match is not None, warnings
     assert match.command in commands and match.phrase == "llm"
     assert set(match.slots) <= set(match.command.slots) and match.command.required_slots <= set(match.slots)
+
+
+def test_an_edit_by_voice_is_rewritten_by_vllm(tmp_path: Path, llm_server: str) -> None:
+    keyboard = RecordingKeyboard()
+    services = Services(
+        open_url=RecordingOpener(), launcher=RecordingLauncher(), keyboard=keyboard, focus=StaticProbe(None)
+    )
+    settings = ActionSettings(mode="dictation", llm_url=llm_server, llm_model=CHAT_MODEL_NAME, llm_timeout_s=30)
+    center = ActionCenter(settings, services, commands=CommandSource(user_path=tmp_path / "c.toml"))
+
+    async def scenario() -> None:
+        await center.handle_utterance("The meeting moves to Friday.")
+        edit = await center.handle_utterance("make that shorter")
+        assert edit is not None and edit.status is ActionStatus.DONE, edit
+        assert keyboard.text.strip() and keyboard.text != "The meeting moves to Friday. "
+        await center.undo(edit.id)
+        assert keyboard.text == "The meeting moves to Friday. "
+
+    asyncio.run(scenario())
