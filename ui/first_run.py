@@ -34,6 +34,7 @@ from voxdesk.app.settings import EngineSettings, Settings
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.kinds import EngineKind
 from voxdesk.ui.level_meter import LevelMeter
+from voxdesk.ui.llm_settings import LlmPage
 
 __all__ = ["FirstRunDialog"]
 
@@ -111,6 +112,14 @@ class FirstRunDialog(QDialog):
         self.remote.toggled.connect(self._follow_engine)
         self._follow_engine()
 
+        self.llm = LlmPage(settings.actions)
+        self.llm_box = QGroupBox("Language model (optional: cleans up dictation, picks commands)")
+        self.llm_box.setCheckable(True)
+        self.llm_box.setChecked(False)
+        QVBoxLayout(self.llm_box).addWidget(self.llm)
+        self.llm.setVisible(False)
+        self.llm_box.toggled.connect(self.llm.setVisible)
+
         buttons = QDialogButtonBox()
         self.start_button = buttons.addButton("&Start", QDialogButtonBox.ButtonRole.AcceptRole)
         self.skip_button = buttons.addButton("S&kip", QDialogButtonBox.ButtonRole.RejectRole)
@@ -118,7 +127,7 @@ class FirstRunDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        for part in (intro, microphone, engine, buttons):
+        for part in (intro, microphone, engine, self.llm_box, buttons):
             layout.addWidget(part)
         self.finished.connect(lambda _: self.stop_check())
 
@@ -203,6 +212,8 @@ class FirstRunDialog(QDialog):
         result.audio.device = self.device.currentData()
         result.engine.kind = next(k for k, button in self._engine_buttons.items() if button.isChecked())
         result.engine.server_url = self.server_url.text().strip()
+        if self.llm_box.isChecked():
+            result.actions = self.llm.action_settings()
         return result
 
     def showEvent(self, event: QShowEvent) -> None:

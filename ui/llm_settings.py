@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import copy
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QFormLayout, QLabel, QLineEdit, QPushButton, QWidget
 
 from voxdesk.app.llm.client import LlmError, OpenAiCompatibleLlm
@@ -15,8 +16,11 @@ from voxdesk.app.settings import ActionSettings
 __all__ = ["LlmPage"]
 
 _HINT = (
-    "Any OpenAI-compatible server: Ollama (http://127.0.0.1:11434/v1), llama.cpp's llama-server "
-    "(http://127.0.0.1:8080/v1), vllm serve (http://127.0.0.1:8000/v1), LM Studio or OpenAI."
+    "Any OpenAI-compatible server. Start one, then put its URL here:\n"
+    "Ollama: ollama pull llama3.2  →  http://127.0.0.1:11434/v1\n"
+    "llama.cpp: llama-server -m MODEL.gguf --port 8080 --jinja  →  http://127.0.0.1:8080/v1\n"
+    "vLLM: vllm serve MODEL --port 8000 --enable-auto-tool-choice --tool-call-parser hermes  →  "
+    "http://127.0.0.1:8000/v1"
 )
 _TEST_BUDGET_S = 10.0
 
@@ -31,6 +35,7 @@ class LlmPage(QWidget):
         form = QFormLayout(self)
         hint = QLabel(_HINT)
         hint.setWordWrap(True)
+        hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)  # the commands can be copied
         form.addRow(hint)
         self.url = QLineEdit(settings.llm_url)
         self.url.setAccessibleName("LLM server URL")

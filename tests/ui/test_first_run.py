@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from tests.app.actions.fakes import recording_services
@@ -120,3 +121,20 @@ def test_first_start_opens_it_skip_saves_the_defaults_and_the_menu_opens_it_agai
     desktop.quit()
     qtbot.waitUntil(run.done, timeout=30_000)
     run.result()
+
+
+def test_a_language_model_can_be_set_up_here_and_is_left_alone_otherwise(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop
+) -> None:
+    dialog = FirstRunDialog(Settings(), [], None)
+    qtbot.addWidget(dialog)
+    assert not dialog.llm_box.isChecked() and dialog.llm.isHidden()
+    dialog.llm.url.setText("http://127.0.0.1:11434/v1")
+    assert dialog.settings().actions == Settings().actions  # not ticked: nothing changes
+    dialog.llm_box.setChecked(True)
+    dialog.llm.model.setText("llama3.2")
+    actions = dialog.settings().actions
+    assert (actions.llm_url, actions.llm_model) == ("http://127.0.0.1:11434/v1", "llama3.2")
+    shown = " ".join(label.text() for label in dialog.llm.findChildren(QLabel))
+    for command in ("ollama pull llama3.2", "llama-server -m MODEL.gguf --port 8080 --jinja", "vllm serve MODEL"):
+        assert command in shown
