@@ -29,6 +29,7 @@ The third names the module that defines it, below ``voxdesk``.
     ├── ExportError            exit 1          app.history          an export format that does not exist
     ├── MicrophoneUnavailable  window          app.listening        no input device can be opened
     ├── CommandFileError       window          app.actions          a command file that cannot be read or parsed
+    ├── LlmError               window          app.llm              an LLM unreachable, refusing or late: text kept
     └── ActionError            window          app.actions          an action that could not be done
 """
 

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import openai
 
+from voxdesk.engine.errors import VoxdeskError
+
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolUnionParam
 
@@ -25,7 +27,7 @@ __all__ = ["LlmError", "LlmReply", "OpenAiCompatibleLlm", "ToolCall"]
 _AUTO: Literal["auto"] = "auto"
 
 
-class LlmError(Exception):
+class LlmError(VoxdeskError):
     """The model could not be asked, or did not answer in time; the message is one line."""
 
 
