@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sqlite3
 import sys
 from pathlib import Path
 from typing import TextIO
 
+from voxdesk.app.actions.ports import ActionError
 from voxdesk.app.files.transcription import TranscriptionReport
 from voxdesk.app.history.export import (
     FORMATS,
@@ -19,8 +21,13 @@ from voxdesk.app.history.export import (
 )
 from voxdesk.app.history.recording import record_report, report_session, write_transcript
 from voxdesk.app.history.store import NOT_RECORDED, HistoryStore
+from voxdesk.app.llm.cleanup import clean_up
+from voxdesk.app.llm.edit import edit_text
 from voxdesk.app.settings import load_settings
+from voxdesk.app.writing.pipeline import write_text
+from voxdesk.app.writing.user_mode import user_mode
 from voxdesk.cli.arg_types import COUNT
+from voxdesk.cli.writing import add_llm_arguments, mode_argument, transcript_llm
 from voxdesk.engine.errors import VoxdeskError
 
 __all__ = [
@@ -130,6 +137,18 @@ def add_history_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     export.add_argument("session", type=COUNT, metavar="SESSION", help="session id (see `voxdesk history list`)")
     export.add_argument("--format", "-f", choices=FORMATS, help="default: from --output's extension, else txt")
     export.add_argument("--output", "-o", type=Path, metavar="FILE", help="write to FILE instead of standard output")
+    rewrite = actions.add_parser(
+        "rewrite",
+        help="one session again through a mode's cleanup, or an edit, by the LLM (the history is left as it is)",
+    )
+    rewrite.add_argument("session", type=COUNT, metavar="SESSION", help="session id (see `voxdesk history list`)")
+    rewrite.add_argument(
+        "--mode", type=mode_argument, default=mode_argument("clean"), metavar="NAME", help="default: clean"
+    )
+    rewrite.add_argument(
+        "--edit", metavar="INSTRUCTION", help='instead: rewrite each utterance so, e.g. "make it formal"'
+    )
+    add_llm_arguments(rewrite)
     delete = actions.add_parser("delete", help="delete one session, or everything with --all --yes")
     target = delete.add_mutually_exclusive_group(required=True)
     target.add_argument("session", type=COUNT, nargs="?", metavar="SESSION", help="session id")
@@ -195,6 +214,30 @@ def _export(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _rewrite(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:
+    utterances = store.utterances(args.session)
+    settings, _ = load_settings()
+    mode, _ = user_mode(settings.writing, args.mode.name)
+    llm, budget_s = transcript_llm(args)
+
+    async def rewrite(text: str) -> tuple[str, str]:
+        if args.edit:
+            try:
+                return await edit_text(llm, text, args.edit, budget_s), ""
+            except ActionError as error:
+                return text, f"not rewritten: {error}"
+        written = write_text(text, mode)
+        cleaned = await clean_up(llm, written, mode.cleanup, budget_s, prompt=mode.cleanup_prompt)
+        return cleaned.text, cleaned.note
+
+    for number, utterance in enumerate(utterances, start=1):
+        text, note = asyncio.run(rewrite(utterance.text))
+        if note:
+            print(f"voxdesk: warning: utterance {number}: {note}; written as it was", file=sys.stderr)
+        out.write(text + "\n")
+    return 0
+
+
 def _delete(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:
     if not args.all:
         store.delete_session(args.session)
@@ -214,4 +257,4 @@ def _delete(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-_HANDLERS = {"list": _list, "search": _search, "export": _export, "delete": _delete}
+_HANDLERS = {"list": _list, "search": _search, "export": _export, "delete": _delete, "rewrite": _rewrite}

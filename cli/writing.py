@@ -20,6 +20,7 @@ from voxdesk.app.writing.user_mode import user_mode
 from voxdesk.app.writing.vocabulary import VocabularyEntry, read_vocabulary_file
 
 __all__ = [
+    "add_llm_arguments",
     "add_writing_arguments",
     "decoder_vocabulary",
     "mode_argument",
@@ -75,6 +76,11 @@ def add_writing_arguments(parser: argparse.ArgumentParser) -> None:
         "engine is biased towards them as it streams the file, and near misses are corrected after; "
         "without --mode, in the plain mode",
     )
+    add_llm_arguments(parser)
+
+
+def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--llm-url``, ``--llm-model`` and ``--llm-api-key``: the LLM one run asks (default: the settings')."""
     llm = parser.add_argument_group("the LLM (for modes that clean up their text, such as clean)")
     llm.add_argument("--llm-url", metavar="URL", help="an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1")
     llm.add_argument("--llm-model", metavar="NAME", help="its model (default: the server's only one)")

@@ -13,6 +13,7 @@ import webvtt
 from tests.app.history.samples import record_two_sessions
 from tests.cli.test_main import voxdesk
 from tests.conftest import fixture_path
+from tests.fake_llm import FakeLlm
 from tests.recognition import assert_recognized
 from tests.speech_fixtures import Fixture
 from voxdesk.app.history.store import HistoryStore, default_path
@@ -217,3 +218,28 @@ def test_transcribe_no_history_and_keep_false_record_nothing(
     result = voxdesk("transcribe", "--fast", audio, env=dirs)
     assert result.returncode == 0, result.stderr
     assert not default_path().exists()
+
+
+def test_rewrite_runs_a_session_again_through_a_modes_cleanup_or_an_edit(
+    sessions: tuple[int, int], capsys: pytest.CaptureFixture[str], fake_llm: FakeLlm
+) -> None:
+    weather, _ = sessions
+    fake_llm.content = json.dumps({"text": "Sunny."})
+    llm = ["--llm-url", fake_llm.url, "--llm-model", "fake-model"]
+    assert main(["history", "rewrite", str(weather), *llm]) == 0
+    assert capsys.readouterr().out == "Sunny.\nSunny.\n"
+    heard = ["The weather today is sunny.", "Tomorrow it will rain."]
+    assert [request["messages"][1]["content"] for request in fake_llm.requests] == heard
+    assert main(["history", "rewrite", str(weather), "--edit", "make it formal", *llm]) == 0
+    assert capsys.readouterr().out == "Sunny.\nSunny.\n"
+    assert "make it formal" in fake_llm.requests[-1]["messages"][0]["content"]
+
+    assert main(["history", "rewrite", str(weather), "--llm-url", "http://127.0.0.1:9/v1"]) == 0
+    printed = capsys.readouterr()
+    assert printed.out.splitlines() == heard  # as it was: nothing is lost
+    warnings = printed.err.splitlines()
+    assert len(warnings) == 2 and warnings[0].startswith(
+        "voxdesk: warning: utterance 1: not cleaned up: could not reach"
+    )
+    with HistoryStore.open() as store:
+        assert [u.text for u in store.utterances(weather)] == heard  # the history is left as it is
