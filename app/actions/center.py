@@ -30,6 +30,7 @@ from voxdesk.app.actions.services import Services
 from voxdesk.app.listening.transcript import Utterance
 from voxdesk.app.llm.client import OpenAiCompatibleLlm
 from voxdesk.app.llm.edit import edit_text
+from voxdesk.app.llm.question import answer_question, is_question
 from voxdesk.app.settings import ActionSettings, WritingSettings
 
 __all__ = ["ActionCenter", "ActionRecord", "ActionStatus", "IntentFallback"]
@@ -126,10 +127,10 @@ class ActionCenter:
             self._executor.keyboard,
             self._focus_probe,
             on_warning=self._warning,
-            llm=self._cleanup_llm,
+            llm=self._llm_client,
         )
         self._mode = _mode_of(settings.mode) or ActionMode.COMMAND
-        self._cleanup_client: tuple[tuple[str, str, str], OpenAiCompatibleLlm] | None = None
+        self._client: tuple[tuple[str, str, str], OpenAiCompatibleLlm] | None = None
         self._records: collections.OrderedDict[int, ActionRecord] = collections.OrderedDict()
         self._commands: dict[int, Command] = {}  # the command behind each record
         self._undo: dict[int, Undo] = {}
@@ -245,10 +246,24 @@ class ActionCenter:
         if found is not None:
             return await self._start(found, text, utterance_id, "phrase")
         picked = await self._ask_fallback(addressed, commands)
-        if picked is None:
-            self._last_text = addressed
-            return self._not_understood(text, utterance_id)
-        return await self._start(picked, text, utterance_id, "llm")
+        if picked is not None:
+            return await self._start(picked, text, utterance_id, "llm")
+        self._last_text = addressed
+        if self.settings.llm_fallback and is_question(addressed):
+            return await self._ask(addressed, text, utterance_id)
+        return self._not_understood(text, utterance_id)
+
+    async def _ask(self, question: str, text: str, utterance_id: int | None) -> ActionRecord:
+        """A question no command answers, put to the LLM; its answer is the record's message."""
+        record = self._new("question", Action.ANSWER, {}, "Ask the LLM", text, utterance_id)
+        record.source = "llm"
+
+        async def ask() -> Outcome:
+            llm, budget_s = self._llm_client()
+            return Outcome(await answer_question(llm, question, budget_s))
+
+        await self._execute(record, ask)
+        return _copy(record)
 
     def _not_understood(self, text: str, utterance_id: int | None) -> ActionRecord:
         """A record that says the request was not understood, and whether an LLM was asked."""
@@ -297,13 +312,13 @@ class ActionCenter:
 
     # ---- internals -------------------------------------------------------------------------
 
-    def _cleanup_llm(self) -> tuple[OpenAiCompatibleLlm, float]:
-        """The ``[actions]`` settings' LLM, for dictation cleanup, and its time budget."""
+    def _llm_client(self) -> tuple[OpenAiCompatibleLlm, float]:
+        """The ``[actions]`` settings' LLM (for cleanup, edits and questions) and its time budget."""
         settings = self.settings
         key = (settings.llm_url, settings.llm_model, settings.llm_api_key)
-        if self._cleanup_client is None or self._cleanup_client[0] != key:
-            self._cleanup_client = (key, OpenAiCompatibleLlm(*key))
-        return self._cleanup_client[1], settings.llm_timeout_s
+        if self._client is None or self._client[0] != key:
+            self._client = (key, OpenAiCompatibleLlm(*key))
+        return self._client[1], settings.llm_timeout_s
 
     def _llm(self) -> IntentFallback | None:
         if self._fallback is not None:
@@ -454,7 +469,7 @@ class ActionCenter:
         if typed is None:
             raise ActionError("there is no typed text to rewrite")
         old = str(typed.slots["text"])
-        llm, budget_s = self._cleanup_llm()
+        llm, budget_s = self._llm_client()
         new = await edit_text(llm, old.strip(), instruction, budget_s) + " "
         keyboard = self._executor.keyboard()
         await keyboard.backspace(len(old))

@@ -22,6 +22,7 @@ from voxdesk.app.actions.center import ActionCenter, ActionStatus
 from voxdesk.app.actions.commands import CommandSource
 from voxdesk.app.actions.llm_fallback import LlmFallback, build_tools
 from voxdesk.app.actions.services import Services
+from voxdesk.app.llm.question import is_question
 from voxdesk.app.settings import ActionSettings
 
 
@@ -126,3 +127,37 @@ def test_fallback_without_commands_asks_nothing(fake_llm: FakeLlm) -> None:
     settings = ActionSettings(llm_fallback=True, llm_url=fake_llm.url)
     assert asyncio.run(LlmFallback(settings).pick("hello", [])) is None
     assert fake_llm.requests == []
+
+
+def test_a_question_no_command_answers_is_put_to_the_llm_and_answered(tmp_path: Path, fake_llm: FakeLlm) -> None:
+    fake_llm.content = json.dumps({"text": "Lisbon is the capital of Portugal."})
+    center, _ = _center(tmp_path, fake_llm.url)
+    record = asyncio.run(center.handle_utterance("What is the capital of Portugal?"))
+    assert record is not None and (record.command, record.status) == ("question", ActionStatus.DONE)
+    assert record.message == "Lisbon is the capital of Portugal." and record.source == "llm"
+    picked, asked = fake_llm.requests  # the command table first (no tool was called), then the question
+    assert "tools" in picked and "tools" not in asked
+    assert asked["messages"][1]["content"] == "What is the capital of Portugal?"
+    statement = asyncio.run(center.handle_utterance("I like the capital of Portugal"))
+    assert not_understood(statement) and len(fake_llm.requests) == 3  # not a question: not asked
+
+
+def test_a_question_the_llm_answers_badly_is_a_failed_record_saying_why(tmp_path: Path, fake_llm: FakeLlm) -> None:
+    fake_llm.content = "Lisbon, of course!"
+    center, _ = _center(tmp_path, fake_llm.url)
+    record = asyncio.run(center.handle_utterance("What is the capital of Portugal?"))
+    assert record is not None and record.status is ActionStatus.FAILED
+    assert record.message == "the LLM's answer is not JSON with a text: 'Lisbon, of course!'"
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("What time does the shop close", True),
+        ("Is it raining?", True),
+        ("do something unusual", False),
+        ("the how-to", False),
+    ],
+)
+def test_what_counts_as_a_question(text: str, asked: bool) -> None:
+    assert is_question(text) is asked

@@ -22,6 +22,7 @@ from voxdesk.app.actions.llm_fallback import LlmFallback
 from voxdesk.app.actions.services import Services
 from voxdesk.app.llm.cleanup import CLEANUP_SCHEMA, cleanup_messages
 from voxdesk.app.llm.client import OpenAiCompatibleLlm
+from voxdesk.app.llm.question import answer_question
 from voxdesk.app.settings import ActionSettings, WritingSettings
 from voxdesk.app.writing.modes import CleanupStyle
 
@@ -84,3 +85,9 @@ def test_an_edit_by_voice_is_rewritten_by_vllm(tmp_path: Path, llm_server: str) 
         assert keyboard.text == "The meeting moves to Friday. "
 
     asyncio.run(scenario())
+
+
+def test_a_question_is_answered_by_vllm_as_a_short_text(llm_server: str) -> None:
+    llm = OpenAiCompatibleLlm(llm_server, CHAT_MODEL_NAME)
+    answer = asyncio.run(answer_question(llm, "What is the capital of Portugal?", 30))
+    assert answer.strip() and len(answer) < 600
