@@ -9,9 +9,10 @@ that names the server, so a caller can fall back and say why.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -83,9 +84,20 @@ class OpenAiCompatibleLlm:
         ``tools`` lets it call one of them (``tool_choice`` auto); ``schema`` asks for JSON that
         fits it (structured outputs). Raises :class:`LlmError`.
         """
+        async with self._asking(budget_s):
+            return await self._stream(messages, tools, schema, max_tokens)
+
+    async def models(self, budget_s: float) -> list[str]:
+        """The models the server offers: the connection test. Raises :class:`LlmError`."""
+        async with self._asking(budget_s):
+            return [model.id async for model in self._client.models.list()]
+
+    @contextlib.asynccontextmanager
+    async def _asking(self, budget_s: float) -> AsyncIterator[None]:
+        """Within ``budget_s``; each way a request fails becomes one :class:`LlmError` line."""
         try:
             async with asyncio.timeout(budget_s):
-                return await self._stream(messages, tools, schema, max_tokens)
+                yield
         except TimeoutError:
             raise LlmError(f"the LLM at {self.url} did not answer within {budget_s:g} s") from None
         except openai.APIStatusError as error:
@@ -94,18 +106,6 @@ class OpenAiCompatibleLlm:
             raise LlmError(f"could not reach the LLM at {self.url}: {_first_line(error.__cause__ or error)}") from None
         except openai.OpenAIError as error:
             raise LlmError(f"the LLM at {self.url} failed: {_first_line(error)}") from None
-
-    async def models(self, budget_s: float) -> list[str]:
-        """The models the server offers: the connection test. Raises :class:`LlmError`."""
-        try:
-            async with asyncio.timeout(budget_s):
-                return [model.id async for model in self._client.models.list()]
-        except TimeoutError:
-            raise LlmError(f"the LLM at {self.url} did not answer within {budget_s:g} s") from None
-        except openai.APIStatusError as error:
-            raise LlmError(f"the LLM at {self.url} answered HTTP {error.status_code}: {_first_line(error)}") from None
-        except openai.OpenAIError as error:
-            raise LlmError(f"could not reach the LLM at {self.url}: {_first_line(error.__cause__ or error)}") from None
 
     async def _model(self) -> str:
         if not self.model:
