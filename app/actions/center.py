@@ -483,6 +483,8 @@ class ActionCenter:
         typed.slots["text"], self._undo[typed.id] = new, remove_new
 
         async def undo() -> str:
+            if self._undo.get(typed.id) is not remove_new:
+                raise ActionError("the rewritten text was removed or rewritten again since")
             await keyboard.backspace(len(new))
             await keyboard.type_text(old)
             typed.slots["text"], self._undo[typed.id] = old, removes_old

@@ -70,6 +70,11 @@ def test_scratch_that_after_an_edit_removes_the_rewritten_text(tmp_path: Path, f
         assert keyboard.text == "Bonjour. "
         await center.handle_utterance("scratch that")
         assert keyboard.text == ""
+        edit = center.records[1]
+        assert edit.command == "edit_translate" and edit.can_undo
+        refused = await center.undo(edit.id)  # its text is gone: nothing is typed back
+        assert refused.message == "could not undo: the rewritten text was removed or rewritten again since"
+        assert keyboard.text == ""
 
     asyncio.run(scenario())
 
