@@ -64,7 +64,7 @@ def fast_transcripts(engine: BuiltinEngine, fixture_audio: dict[str, np.ndarray]
 
 
 RIG_FIXTURES = frozenset(
-    {"engine", "fast_transcripts", "speech", "fixture_audio", "virtual_mic", "x_display", "vllm_server"}
+    {"engine", "fast_transcripts", "speech", "fixture_audio", "virtual_mic", "x_display", "vllm_server", "llm_server"}
 )
 """Fixtures that load a model, synthesize speech or start a device or display: a test using one
 is an integration test, left out of ``make check``."""

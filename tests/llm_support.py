@@ -40,6 +40,8 @@ def start_llm_server() -> tuple[subprocess.Popen[bytes], str]:
         sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(build_tiny_chat_model()),
         "--served-model-name", CHAT_MODEL_NAME, "--host", "127.0.0.1", "--port", str(port), *SERVER_FLAGS,
     ]  # fmt: skip
-    # The environment variable would override --kv-cache-memory-bytes.
+    # VLLM_CPU_KVCACHE_SPACE would override --kv-cache-memory-bytes. Without multiprocessing the
+    # engine core runs in the server's process: about 0.5 GB less and a start some 6 s shorter.
     env = {name: value for name, value in os.environ.items() if name != "VLLM_CPU_KVCACHE_SPACE"}
+    env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
     return ServerLaunch(command, env, port, cwd=None).healthy(), f"http://127.0.0.1:{port}/v1"
