@@ -203,11 +203,11 @@ class WritingPage(QWidget):
             edited.mode_shortcuts[self._shown] = shortcut
         else:
             edited.mode_shortcuts.pop(self._shown, None)
-        if self.mode_live_typing.isChecked() == _built_in(self._shown).live_typing:
+        built_in = _built_in(self._shown)
+        if self.mode_live_typing.isChecked() == built_in.live_typing:
             edited.live_typing.pop(self._shown, None)
         else:
             edited.live_typing[self._shown] = self.mode_live_typing.isChecked()
-        built_in = _built_in(self._shown)
         style, prompt = self.mode_cleanup.currentData(), self.mode_cleanup_prompt.text().strip()
         if style == built_in.cleanup:
             edited.cleanup.pop(self._shown, None)
@@ -230,12 +230,10 @@ class WritingPage(QWidget):
             replacements = self._settings.mode_replacements.get(self._shown, [])
         self.mode_shortcut.setKeySequence(QKeySequence(self._settings.mode_shortcuts.get(self._shown, "")))
         self.mode_apps.setText(", ".join(app for app, mode in self._settings.app_modes.items() if mode == self._shown))
-        built_in = _built_in(self._shown).app_classes if self._shown else ()
-        self.mode_live_typing.setChecked(
-            self._settings.live_typing.get(self._shown, _built_in(self._shown).live_typing) if self._shown else False
-        )
-        self.mode_live_typing.setEnabled(self._shown != EVERY_MODE)
         shown = user_mode(self._settings, self._shown)[0] if self._shown else None
+        built_in = _built_in(self._shown).app_classes if self._shown else ()
+        self.mode_live_typing.setChecked(shown.live_typing if shown else False)
+        self.mode_live_typing.setEnabled(self._shown != EVERY_MODE)
         self.mode_cleanup.setCurrentIndex(self.mode_cleanup.findData(shown.cleanup if shown else CleanupStyle.NONE))
         self.mode_cleanup_prompt.setText(shown.cleanup_prompt if shown else "")
         for widget in (self.mode_cleanup, self.mode_cleanup_prompt):
