@@ -13,11 +13,12 @@ VLLM_VENV=${VLLM_VENV:-.venv-vllm}
 LOGS=build/test-logs
 # Phases, lanes separated by "|". The vLLM venv's pip install waits on the network while the
 # fixtures, the linters and the installers' PyInstaller run; random-whisper needs the vLLM venv.
+# The two test tiers run side by side: vLLM's CPU worker keeps to one core, the other tier
+# mostly waits on real-time audio, and each rig (microphone, display, servers) is its own.
 PHASES=(
     "setup"
     "setup-vllm random-whisper | fixtures ruff format mypy | installers"
-    "pytest"
-    "pytest-vllm installer-tests"
+    "pytest | pytest-vllm installer-tests"
 )
 
 run_step() {
