@@ -44,6 +44,13 @@ class Assistant:
         if self.commands.problems:  # found while building, before anyone listened
             self._command_problems(self.commands.problems)
         await self.controller.load_engine()
+        await self._prepare_llm()
+
+    async def _prepare_llm(self) -> None:
+        """Load an in-process LLM now rather than at the first utterance; a failure is a problem shown."""
+        problem = await self.center.prepare_llm()
+        if problem is not None:
+            self.controller.report(Problem(f"{problem}; dictation is typed as heard"))
 
     def _command_problems(self, problems: list[str]) -> None:
         self.controller.report(Problem(problem_summary(problems)))
@@ -54,6 +61,7 @@ class Assistant:
         await self.controller.apply_settings(settings)
         self.center.update_settings(settings.actions, settings.writing)
         self.file_runner.use(settings.engine)
+        await self._prepare_llm()
 
     async def aclose(self) -> None:
         """Stop listening and transcribing files, let the action in progress finish, close the history."""

@@ -25,6 +25,7 @@ from voxdesk.engine.kinds import EngineKind
 
 APP_NAME = "voxdesk"
 ACTION_MODES = ("command", "dictation")
+LLM_RUNTIMES = ("server", "vllm")  # the assistant's LLM: an OpenAI-compatible server, or vLLM in this process
 WHISPER_DEVICES = ("auto", "cpu", "cuda")  # as voxdesk.engine.whisper.models.DEVICES
 SERVER_DIALECTS = ("vllm", "openai")  # a remote server's protocol: vLLM's /v1/realtime, or OpenAI Realtime
 
@@ -81,8 +82,10 @@ class ActionSettings:
     wake_phrase: str = ""  # "" means every utterance may be a command
     search_url: str = "https://duckduckgo.com/?q={query}"
     llm_fallback: bool = False
+    llm_runtime: str = "server"  # one of LLM_RUNTIMES: an OpenAI-compatible server, or vllm in this process
     llm_url: str = "http://127.0.0.1:8000/v1"
-    llm_model: str = ""
+    llm_model: str = ""  # the server's model ("" asks for its only one); for vllm the folder or hub id to load
+    llm_tool_parser: str = "hermes"  # for vllm: the tool-call parser of the model's chat template
     llm_api_key: str = ""
     llm_timeout_s: float = 5.0
 
@@ -126,6 +129,7 @@ class Settings:
 
 _CHOICES = {
     ("actions", "mode"): ACTION_MODES,
+    ("actions", "llm_runtime"): LLM_RUNTIMES,
     ("engine", "device"): WHISPER_DEVICES,
     ("engine", "server_dialect"): SERVER_DIALECTS,
 }

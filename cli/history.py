@@ -22,6 +22,7 @@ from voxdesk.app.history.export import (
 from voxdesk.app.history.recording import record_report, report_session, write_transcript
 from voxdesk.app.history.store import NOT_RECORDED, HistoryStore
 from voxdesk.app.llm.cleanup import clean_up
+from voxdesk.app.llm.client import LlmError
 from voxdesk.app.llm.edit import edit_text
 from voxdesk.app.settings import load_settings
 from voxdesk.app.writing.pipeline import write_text
@@ -230,11 +231,19 @@ def _rewrite(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:
         cleaned = await clean_up(llm, written, mode.cleanup, budget_s, prompt=mode.cleanup_prompt)
         return cleaned.text, cleaned.note
 
-    for number, utterance in enumerate(utterances, start=1):
-        text, note = asyncio.run(rewrite(utterance.text))
-        if note:
-            print(f"voxdesk: warning: utterance {number}: {note}; written as it was", file=sys.stderr)
-        out.write(text + "\n")
+    async def rewrite_all() -> None:
+        # One loop for the whole run: an in-process model is bound to the loop it loaded on.
+        try:
+            await llm.prepare()
+        except LlmError as error:
+            print(f"voxdesk: warning: {error}; every utterance written as it was", file=sys.stderr)
+        for number, utterance in enumerate(utterances, start=1):
+            text, note = await rewrite(utterance.text)
+            if note:
+                print(f"voxdesk: warning: utterance {number}: {note}; written as it was", file=sys.stderr)
+            out.write(text + "\n")
+
+    asyncio.run(rewrite_all())
     return 0
 
 

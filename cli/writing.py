@@ -4,6 +4,7 @@ by a mode, and cleaned up by the LLM where the mode asks for that."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -12,8 +13,9 @@ from typing import Any
 from voxdesk.app.api_keys import KeyStore
 from voxdesk.app.files.transcription import TranscriptionReport
 from voxdesk.app.llm.cleanup import cleaned_report
-from voxdesk.app.llm.client import OpenAiCompatibleLlm
-from voxdesk.app.settings import load_settings
+from voxdesk.app.llm.client import Llm, LlmError
+from voxdesk.app.llm.runtime import llm_for
+from voxdesk.app.settings import LLM_RUNTIMES, load_settings
 from voxdesk.app.writing.modes import DEFAULT_MODES, CleanupStyle, Mode, mode_named
 from voxdesk.app.writing.reports import written_report
 from voxdesk.app.writing.user_mode import user_mode
@@ -80,10 +82,20 @@ def add_writing_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--llm-url``, ``--llm-model`` and ``--llm-api-key``: the LLM one run asks (default: the settings')."""
+    """``--llm-runtime``, ``--llm-url``, ``--llm-model`` and ``--llm-api-key``: the LLM one run asks
+    (default: the settings')."""
     llm = parser.add_argument_group("the LLM (for modes that clean up their text, such as clean)")
+    llm.add_argument(
+        "--llm-runtime",
+        choices=LLM_RUNTIMES,
+        help="server: an OpenAI-compatible server at --llm-url; vllm: --llm-model loaded by vLLM in this process",
+    )
     llm.add_argument("--llm-url", metavar="URL", help="an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1")
-    llm.add_argument("--llm-model", metavar="NAME", help="its model (default: the server's only one)")
+    llm.add_argument(
+        "--llm-model",
+        metavar="NAME",
+        help="the server's model (default: its only one); with --llm-runtime vllm, a folder or hub id to load",
+    )
     llm.add_argument("--llm-api-key", metavar="KEY", help="its API key (default: the one kept by the settings)")
 
 
@@ -122,6 +134,11 @@ def transcript_writer(
         if mode.cleanup is CleanupStyle.NONE:
             return written
         llm, budget_s = transcript_llm(args)
+        try:
+            await llm.prepare()
+        except LlmError as error:
+            print(f"voxdesk: warning: {error}; written as heard", file=sys.stderr)
+            return written
         cleaned, notes = await cleaned_report(written, mode, llm, budget_s)
         for note in notes:
             print(f"voxdesk: warning: {note}; written as heard", file=sys.stderr)
@@ -130,15 +147,18 @@ def transcript_writer(
     return write
 
 
-def transcript_llm(args: argparse.Namespace) -> tuple[OpenAiCompatibleLlm, float]:
-    """The LLM ``--llm-url``, ``--llm-model`` and ``--llm-api-key`` name, else the ``[actions]``
-    settings' (the key from the system keyring where it is kept), and its time budget."""
-    settings, _ = load_settings()
-    actions = settings.actions
-    key = args.llm_api_key or actions.llm_api_key or _stored_key()
-    return OpenAiCompatibleLlm(args.llm_url or actions.llm_url, args.llm_model or actions.llm_model, key), (
-        actions.llm_timeout_s
+def transcript_llm(args: argparse.Namespace) -> tuple[Llm, float]:
+    """The LLM the ``--llm-*`` options name, else the ``[actions]`` settings' (the key from the
+    system keyring where it is kept), and its time budget."""
+    actions = load_settings()[0].actions
+    chosen = dataclasses.replace(
+        actions,
+        llm_runtime=args.llm_runtime or actions.llm_runtime,
+        llm_url=args.llm_url or actions.llm_url,
+        llm_model=args.llm_model or actions.llm_model,
+        llm_api_key=args.llm_api_key or actions.llm_api_key or _stored_key(),
     )
+    return llm_for(chosen), actions.llm_timeout_s
 
 
 def _stored_key() -> str:

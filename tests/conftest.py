@@ -6,23 +6,29 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
 
 from tests import speech_fixtures
 from tests.desktop_rig import RigUnavailable, VirtualMic, XvfbDisplay
-from tests.llm_support import start_llm_server
+from tests.llm_support import CHAT_MODEL_NAME, start_llm_server, tiny_text_model
 from tests.speech_fixtures import Fixture
 from tests.text_field import TextField
-from tests.vllm_support import build_tiny_model, start_vllm_server, stop
+from tests.vllm_support import EngineLoop, build_tiny_model, start_vllm_server, stop
 from voxdesk.app.files.reading import read_audio
 from voxdesk.app.files.transcription import TranscriptionReport, transcribe_audio
+from voxdesk.app.llm.client import Llm, OpenAiCompatibleLlm
+from voxdesk.app.llm.in_process import InProcessLlm
 from voxdesk.engine.whisper.builtin import BuiltinEngine
 
 pytest_plugins = ["tests.fake_llm"]  # its fake_llm fixture
+
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="session")
@@ -64,7 +70,17 @@ def fast_transcripts(engine: BuiltinEngine, fixture_audio: dict[str, np.ndarray]
 
 
 RIG_FIXTURES = frozenset(
-    {"engine", "fast_transcripts", "speech", "fixture_audio", "virtual_mic", "x_display", "vllm_server", "llm_server"}
+    {
+        "engine",
+        "fast_transcripts",
+        "speech",
+        "fixture_audio",
+        "virtual_mic",
+        "x_display",
+        "vllm_server",
+        "llm_server",
+        "chat_runtime",
+    }
 )
 """Fixtures that load a model, synthesize speech or start a device or display: a test using one
 is an integration test, left out of ``make check``."""
@@ -156,3 +172,43 @@ def llm_server() -> Iterator[str]:
     process, url = start_llm_server()
     yield url
     stop(process)
+
+
+@dataclass
+class ChatRuntime:
+    """One runtime of the assistant's LLM on the tiny chat model: the model, the name it goes by,
+    and the loop to ask it on (an in-process model is bound to the loop it loaded on)."""
+
+    name: str
+    llm: Llm
+    model: str
+    runner: EngineLoop
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return self.runner.run(coroutine)
+
+
+@pytest.fixture(scope="session")
+def in_process_llm() -> Iterator[tuple[InProcessLlm, EngineLoop]]:
+    """The tiny chat model loaded once by vLLM in this process, and its loop."""
+    llm, runner = InProcessLlm(tiny_text_model()), EngineLoop()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)  # it would override kv_cache_memory_bytes
+        patch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # about 0.5 GB less, as for the server
+        runner.run(llm.prepare())
+    yield llm, runner
+    runner.run(llm.aclose())
+
+
+@pytest.fixture(params=["server", "in-process"])
+def chat_runtime(request: pytest.FixtureRequest) -> Iterator[ChatRuntime]:
+    """Each runtime in turn: vLLM's OpenAI-compatible server through the SDK, then vLLM in this process."""
+    if request.param == "in-process":
+        llm, runner = request.getfixturevalue("in_process_llm")
+        yield ChatRuntime("in-process", llm, llm.settings.model, runner)
+        return
+    server = OpenAiCompatibleLlm(request.getfixturevalue("llm_server"))  # no model named: the server's only one
+    runtime = ChatRuntime("server", server, CHAT_MODEL_NAME, EngineLoop())
+    yield runtime
+    runtime.run(server.aclose())
+    runtime.runner.loop.close()

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 from tests.vllm_support import REPO, ServerLaunch, free_port
+from voxdesk.engine.vllm.text import TextModelSettings
 
-__all__ = ["CHAT_MODEL_NAME", "TINY_CHAT_DIR", "build_tiny_chat_model", "start_llm_server"]
+__all__ = ["CHAT_MODEL_NAME", "TINY_CHAT_DIR", "build_tiny_chat_model", "start_llm_server", "tiny_text_model"]
 
 TINY_CHAT_DIR = REPO / "build" / "tiny-chat"
 CHAT_MODEL_NAME = "tiny"
@@ -31,6 +32,14 @@ def build_tiny_chat_model() -> Path:
         script = REPO / "scripts" / "make_tiny_chat_model.py"
         subprocess.run([sys.executable, str(script), str(TINY_CHAT_DIR)], check=True, stdout=subprocess.DEVNULL)
     return TINY_CHAT_DIR
+
+
+def tiny_text_model() -> TextModelSettings:
+    """The tiny chat model for vLLM in this process, with the server's engine flags."""
+    return TextModelSettings(
+        model=str(build_tiny_chat_model()), max_model_len=4096, max_num_seqs=4, dtype="float32", enforce_eager=True,
+        engine_args={"kv_cache_memory_bytes": KV_CACHE_BYTES},
+    )  # fmt: skip
 
 
 def start_llm_server() -> tuple[subprocess.Popen[bytes], str]:

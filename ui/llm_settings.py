@@ -1,6 +1,6 @@
-"""The Assistant page of the settings: the OpenAI-compatible LLM Voxdesk asks (to clean up
-dictation, and to pick a command when no phrase matches), with a connection test that says
-what the server answered."""
+"""The Assistant page of the settings: the LLM Voxdesk asks (to clean up dictation, edit and
+answer by voice, and pick a command when no phrase matches), an OpenAI-compatible server or
+vLLM in this process, with a test that says what the server answered or whether the model loaded."""
 
 from __future__ import annotations
 
@@ -8,9 +8,19 @@ import asyncio
 import copy
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QFormLayout, QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QWidget,
+)
 
-from voxdesk.app.llm.client import LlmError, OpenAiCompatibleLlm
+from voxdesk.app.llm.client import LlmError
+from voxdesk.app.llm.runtime import llm_for
 from voxdesk.app.settings import ActionSettings
 
 __all__ = ["LlmPage"]
@@ -20,9 +30,12 @@ _HINT = (
     "Ollama: ollama pull llama3.2  →  http://127.0.0.1:11434/v1\n"
     "llama.cpp: llama-server -m MODEL.gguf --port 8080 --jinja  →  http://127.0.0.1:8080/v1\n"
     "vLLM: vllm serve MODEL --port 8000 --enable-auto-tool-choice --tool-call-parser hermes  →  "
-    "http://127.0.0.1:8000/v1"
+    "http://127.0.0.1:8000/v1\n"
+    "Or, on a machine with vLLM (local GPU mode), a model loaded by Voxdesk itself beside the speech model."
 )
+_RUNTIMES = {"server": "An OpenAI-compatible server", "vllm": "vLLM in this process"}
 _TEST_BUDGET_S = 10.0
+_LOAD_BUDGET_S = 600.0  # a model loaded in this process may first be downloaded
 
 
 class LlmPage(QWidget):
@@ -37,6 +50,13 @@ class LlmPage(QWidget):
         hint.setWordWrap(True)
         hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)  # the commands can be copied
         form.addRow(hint)
+        self.runtime = QComboBox()
+        self.runtime.setAccessibleName("Where the LLM runs")
+        for name, label in _RUNTIMES.items():
+            self.runtime.addItem(label, name)
+        self.runtime.setCurrentIndex(max(0, self.runtime.findData(settings.llm_runtime)))
+        self.runtime.currentIndexChanged.connect(self._show_runtime)
+        form.addRow("&Runs on", self.runtime)
         self.url = QLineEdit(settings.llm_url)
         self.url.setAccessibleName("LLM server URL")
         form.addRow("Server &URL", self.url)
@@ -49,6 +69,10 @@ class LlmPage(QWidget):
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
         self.api_key.setPlaceholderText("empty for a local server")
         form.addRow("API &key", self.api_key)
+        self.tool_parser = QLineEdit(settings.llm_tool_parser)
+        self.tool_parser.setAccessibleName("Tool-call parser")
+        self.tool_parser.setToolTip("what vllm serve's --tool-call-parser takes for this model: hermes for Qwen")
+        form.addRow("Tool-call &parser", self.tool_parser)
         self.budget = QDoubleSpinBox()
         self.budget.setAccessibleName("Longest wait for the LLM, in seconds")
         self.budget.setRange(0.5, 60.0)
@@ -67,10 +91,22 @@ class LlmPage(QWidget):
         self.status.setAccessibleName("What the LLM server answered")
         self.status.setWordWrap(True)
         form.addRow(self.test_button, self.status)
+        self._show_runtime()
+
+    def _show_runtime(self) -> None:
+        in_process = self.runtime.currentData() == "vllm"
+        self.url.setEnabled(not in_process)
+        self.api_key.setEnabled(not in_process)
+        self.tool_parser.setEnabled(in_process)
+        self.model.setPlaceholderText(
+            "a folder or hub id, e.g. Qwen/Qwen2.5-1.5B-Instruct" if in_process else "empty: the server's only model"
+        )
 
     def action_settings(self) -> ActionSettings:
         """The ``[actions]`` settings with the LLM fields edited here."""
         result = copy.deepcopy(self._settings)
+        result.llm_runtime = str(self.runtime.currentData())
+        result.llm_tool_parser = self.tool_parser.text().strip() or "hermes"
         result.llm_url = self.url.text().strip()
         result.llm_model = self.model.text().strip()
         result.llm_api_key = self.api_key.text()
@@ -79,22 +115,28 @@ class LlmPage(QWidget):
         return result
 
     def test_connection(self) -> None:
-        """Ask the server in the URL field for its models, and say what it answered."""
+        """Ask the server for its models, or load the model in this process, and say what happened."""
         self.test_button.setEnabled(False)
-        self.status.setText(f"Asking {self.url.text().strip()}…")
-        task = asyncio.ensure_future(self._test(self.action_settings()))
+        settings = self.action_settings()
+        loading = settings.llm_runtime == "vllm"
+        self.status.setText(f"Loading {settings.llm_model}…" if loading else f"Asking {settings.llm_url}…")
+        task = asyncio.ensure_future(self._test(settings))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _test(self, settings: ActionSettings) -> None:
-        llm = OpenAiCompatibleLlm(settings.llm_url, settings.llm_model, settings.llm_api_key)
+        llm = llm_for(settings)
+        in_process = settings.llm_runtime == "vllm"
         try:
-            models = await llm.models(_TEST_BUDGET_S)
+            models = await llm.models(_LOAD_BUDGET_S if in_process else _TEST_BUDGET_S)
         except LlmError as error:
             self.status.setText(str(error)[:1].upper() + str(error)[1:])
         else:
-            self.status.setText(_answer(models, settings.llm_model))
+            self.status.setText(
+                f"Loaded {settings.llm_model} in this process" if in_process else _answer(models, settings.llm_model)
+            )
         finally:
+            await llm.aclose()
             self.test_button.setEnabled(True)
 
 

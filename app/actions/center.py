@@ -9,6 +9,7 @@ and :meth:`~ActionCenter.undo`. Everything runs on one asyncio loop.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import dataclasses
 import enum
@@ -28,9 +29,10 @@ from voxdesk.app.actions.ports import ActionError
 from voxdesk.app.actions.registry import ACTIONS, describe
 from voxdesk.app.actions.services import Services
 from voxdesk.app.listening.transcript import Utterance
-from voxdesk.app.llm.client import OpenAiCompatibleLlm
+from voxdesk.app.llm.client import Llm, LlmError
 from voxdesk.app.llm.edit import edit_text
 from voxdesk.app.llm.question import answer_question, is_question
+from voxdesk.app.llm.runtime import llm_for, runtime_key
 from voxdesk.app.settings import ActionSettings, WritingSettings
 
 __all__ = ["ActionCenter", "ActionRecord", "ActionStatus", "IntentFallback"]
@@ -100,8 +102,10 @@ class ActionCenter:
 
     ``services`` are the injected desktop pieces (tests inject recording ones); ``commands``
     defaults to the shipped commands plus the user's file; ``fallback`` asks an LLM when
-    nothing matches (built from the settings when ``settings.llm_fallback`` is on). Dictation
-    is written by the modes of ``writing`` (:class:`~voxdesk.app.actions.dictation.Dictation`).
+    nothing matches (built from the settings when ``settings.llm_fallback`` is on). ``llm`` is
+    the model for cleanup, edits, questions and that fallback (default: the one the settings
+    name, built again when they change). Dictation is written by the modes of ``writing``
+    (:class:`~voxdesk.app.actions.dictation.Dictation`).
     """
 
     def __init__(
@@ -114,8 +118,10 @@ class ActionCenter:
         threshold: float = DEFAULT_THRESHOLD,
         clock: Callable[[], float] = time.time,
         writing: WritingSettings | None = None,
+        llm: Llm | None = None,
     ) -> None:
         self.settings = settings
+        self._given_llm = llm
         self.services = services if services is not None else Services()
         self._listeners = _Listeners()
         self._fallback = fallback
@@ -130,7 +136,8 @@ class ActionCenter:
             llm=self._llm_client,
         )
         self._mode = _mode_of(settings.mode) or ActionMode.COMMAND
-        self._client: tuple[tuple[str, str, str], OpenAiCompatibleLlm] | None = None
+        self._client: tuple[tuple[str, ...], Llm] | None = None
+        self._closing: set[asyncio.Task[None]] = set()  # LLMs the settings no longer name
         self._records: collections.OrderedDict[int, ActionRecord] = collections.OrderedDict()
         self._commands: dict[int, Command] = {}  # the command behind each record
         self._undo: dict[int, Undo] = {}
@@ -312,13 +319,36 @@ class ActionCenter:
 
     # ---- internals -------------------------------------------------------------------------
 
-    def _llm_client(self) -> tuple[OpenAiCompatibleLlm, float]:
-        """The ``[actions]`` settings' LLM (for cleanup, edits and questions) and its time budget."""
-        settings = self.settings
-        key = (settings.llm_url, settings.llm_model, settings.llm_api_key)
+    def _llm_client(self) -> tuple[Llm, float]:
+        """The LLM (for cleanup, edits, questions and the fallback) and its time budget."""
+        if self._given_llm is not None:
+            return self._given_llm, self.settings.llm_timeout_s
+        key = runtime_key(self.settings)
         if self._client is None or self._client[0] != key:
-            self._client = (key, OpenAiCompatibleLlm(*key))
-        return self._client[1], settings.llm_timeout_s
+            if self._client is not None:
+                self._retire(self._client[1])
+            self._client = (key, llm_for(self.settings))
+        return self._client[1], self.settings.llm_timeout_s
+
+    def _retire(self, llm: Llm) -> None:
+        """Let go of an LLM the settings no longer name (an in-process one frees its memory)."""
+        try:
+            task = asyncio.get_running_loop().create_task(llm.aclose())
+        except RuntimeError:  # no loop: nothing was ever asked of it on one
+            return
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def prepare_llm(self) -> str | None:
+        """Have the settings' LLM ready before the first utterance needs it (an in-process model
+        loads). A model that cannot start is logged and its line returned; its uses then write
+        the text as heard."""
+        try:
+            await self._llm_client()[0].prepare()
+        except LlmError as error:
+            self._warning(str(error))
+            return str(error)
+        return None
 
     def _llm(self) -> IntentFallback | None:
         if self._fallback is not None:
@@ -327,7 +357,7 @@ class ActionCenter:
             return None
         from voxdesk.app.actions.llm_fallback import LlmFallback
 
-        return LlmFallback(self.settings, on_warning=self._warning)
+        return LlmFallback(self.settings, on_warning=self._warning, llm=self._llm_client()[0])
 
     async def _ask_fallback(self, text: str, commands: Sequence[Command]) -> Match | None:
         fallback = self._llm()

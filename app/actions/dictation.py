@@ -20,7 +20,7 @@ from voxdesk.app.actions.focus import FocusProbe, mode_for_app
 from voxdesk.app.actions.live_typing import LiveTyper
 from voxdesk.app.actions.ports import Keyboard
 from voxdesk.app.llm.cleanup import Cleaned, clean_up
-from voxdesk.app.llm.client import OpenAiCompatibleLlm
+from voxdesk.app.llm.client import Llm
 from voxdesk.app.settings import WritingSettings
 from voxdesk.app.writing.modes import DEFAULT_MODES, CleanupStyle, Mode, mode_named
 from voxdesk.app.writing.pipeline import write_text
@@ -80,7 +80,7 @@ class Dictation:
         keyboard: Callable[[], Keyboard],
         probe: Callable[[], FocusProbe],
         on_warning: Callable[[str], None] | None = None,
-        llm: Callable[[], tuple[OpenAiCompatibleLlm, float]] | None = None,
+        llm: Callable[[], tuple[Llm, float]] | None = None,
     ) -> None:
         """``llm``: the model that cleans up dictation, and its time budget in seconds."""
         self.settings = settings

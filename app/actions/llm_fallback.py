@@ -15,7 +15,8 @@ from voxdesk.app.actions.commands import Command, Slot
 from voxdesk.app.actions.keys import parse_keys
 from voxdesk.app.actions.kinds import SlotKind, SlotValue
 from voxdesk.app.actions.matching import Match
-from voxdesk.app.llm.client import LlmError, OpenAiCompatibleLlm, ToolCall
+from voxdesk.app.llm.client import Llm, LlmError, ToolCall
+from voxdesk.app.llm.runtime import llm_for
 from voxdesk.app.settings import ActionSettings
 
 __all__ = ["SYSTEM_PROMPT", "LlmFallback", "build_tools", "parse_tool_call"]
@@ -102,10 +103,13 @@ def parse_tool_call(calls: Sequence[ToolCall], commands: Sequence[Command]) -> M
 class LlmFallback:
     """Asks the ``[actions]`` settings' LLM to pick a command, within ``llm_timeout_s``."""
 
-    def __init__(self, settings: ActionSettings, on_warning: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self, settings: ActionSettings, on_warning: Callable[[str], None] | None = None, llm: Llm | None = None
+    ) -> None:
+        """``llm``: the model to ask (default: the one ``settings`` name)."""
         self.settings = settings
         self._on_warning = on_warning
-        self._llm = OpenAiCompatibleLlm(settings.llm_url, settings.llm_model, settings.llm_api_key)
+        self._llm = llm if llm is not None else llm_for(settings)
 
     def _warn(self, message: str) -> None:
         if self._on_warning:

@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from voxdesk.app.files.transcription import TranscriptionReport
-from voxdesk.app.llm.client import LlmError, OpenAiCompatibleLlm
+from voxdesk.app.llm.client import Llm, LlmError
 from voxdesk.app.llm.text_answer import TEXT_SCHEMA, parse_text_answer
 from voxdesk.app.writing.modes import CleanupStyle, Mode
 
@@ -59,7 +59,7 @@ def cleanup_messages(
 
 
 async def clean_up(
-    llm: OpenAiCompatibleLlm,
+    llm: Llm,
     text: str,
     style: CleanupStyle,
     budget_s: float,
@@ -92,7 +92,7 @@ def _token_limit(text: str) -> int:
 
 
 async def cleaned_report(
-    report: TranscriptionReport, mode: Mode, llm: OpenAiCompatibleLlm, budget_s: float
+    report: TranscriptionReport, mode: Mode, llm: Llm, budget_s: float
 ) -> tuple[TranscriptionReport, list[str]]:
     """``report`` with each utterance's final text cleaned up in ``mode``'s style (each within
     ``budget_s``), and one note per utterance left as heard."""

@@ -1,5 +1,6 @@
-"""One way to ask a language model: any OpenAI-compatible chat server (vLLM's ``vllm serve``,
-Ollama, llama.cpp's server, LM Studio, OpenAI) through the official ``openai`` SDK.
+"""How Voxdesk asks a language model (:class:`Llm`), and the first runtime: any OpenAI-compatible
+chat server (vLLM's ``vllm serve``, Ollama, llama.cpp's server, LM Studio, OpenAI) through the
+official ``openai`` SDK. The other, vLLM in this process, is :mod:`voxdesk.app.llm.in_process`.
 
 Every request streams and has a time budget for the whole answer; whatever goes wrong (no
 server, a refusal, an HTTP error, an answer too late) is one :class:`LlmError` with a line
@@ -14,7 +15,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import openai
 
@@ -23,7 +24,7 @@ from voxdesk.engine.errors import VoxdeskError
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolUnionParam
 
-__all__ = ["LlmError", "LlmReply", "OpenAiCompatibleLlm", "ToolCall"]
+__all__ = ["Llm", "LlmError", "LlmReply", "OpenAiCompatibleLlm", "ToolCall"]
 
 _AUTO: Literal["auto"] = "auto"
 
@@ -60,15 +61,13 @@ class LlmReply:
     tokens_out: int | None = None
 
 
-class OpenAiCompatibleLlm:
-    """A chat model behind ``url`` (the API's base, e.g. ``http://127.0.0.1:8000/v1``)."""
+class Llm(Protocol):
+    """A chat model, whichever runtime serves it."""
 
-    def __init__(self, url: str, model: str = "", api_key: str = "") -> None:
-        """``model`` empty asks the server for its only model."""
-        self.url = url.rstrip("/")
-        self.model = model
-        # The SDK insists on a key; servers without authentication ignore it.
-        self._client = openai.AsyncOpenAI(base_url=self.url, api_key=api_key or "none", max_retries=0)
+    @property
+    def where(self) -> str:
+        """Where the model runs, for messages: "the LLM at URL", "the LLM MODEL in this process"."""
+        ...
 
     async def chat(
         self,
@@ -79,18 +78,63 @@ class OpenAiCompatibleLlm:
         schema: dict[str, Any] | None = None,
         max_tokens: int | None = None,
     ) -> LlmReply:
-        """The model's answer to ``messages``, streamed, within ``budget_s`` seconds in all.
+        """The model's answer to ``messages`` within ``budget_s`` seconds in all; ``tools`` lets it
+        call one of them (``tool_choice`` auto), ``schema`` asks for JSON that fits it. Raises
+        :class:`LlmError`."""
+        ...
 
-        ``tools`` lets it call one of them (``tool_choice`` auto); ``schema`` asks for JSON that
-        fits it (structured outputs). Raises :class:`LlmError`.
-        """
+    async def models(self, budget_s: float) -> list[str]:
+        """The models offered: the connection test. Raises :class:`LlmError`."""
+        ...
+
+    async def prepare(self) -> None:
+        """Have the model ready for the first request (loads it, for a runtime that must). Raises
+        :class:`LlmError`."""
+        ...
+
+    async def aclose(self) -> None:
+        """Let go of the connection or the model."""
+        ...
+
+
+class OpenAiCompatibleLlm:
+    """A chat model behind ``url`` (the API's base, e.g. ``http://127.0.0.1:8000/v1``)."""
+
+    def __init__(self, url: str, model: str = "", api_key: str = "") -> None:
+        """``model`` empty asks the server for its only model."""
+        self.url = url.rstrip("/")
+        self.model = model
+        # The SDK insists on a key; servers without authentication ignore it.
+        self._client = openai.AsyncOpenAI(base_url=self.url, api_key=api_key or "none", max_retries=0)
+
+    @property
+    def where(self) -> str:
+        return f"the LLM at {self.url}"
+
+    async def chat(
+        self,
+        messages: Sequence[dict[str, str]],
+        budget_s: float,
+        *,
+        tools: Sequence[dict[str, Any]] = (),
+        schema: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> LlmReply:
+        """See :meth:`Llm.chat`; the answer streams from the server."""
         async with self._asking(budget_s):
             return await self._stream(messages, tools, schema, max_tokens)
 
     async def models(self, budget_s: float) -> list[str]:
-        """The models the server offers: the connection test. Raises :class:`LlmError`."""
+        """The models the server offers. Raises :class:`LlmError`."""
         async with self._asking(budget_s):
             return [model.id async for model in self._client.models.list()]
+
+    async def prepare(self) -> None:
+        """Nothing to do: the server has its model loaded."""
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        await self._client.close()
 
     @contextlib.asynccontextmanager
     async def _asking(self, budget_s: float) -> AsyncIterator[None]:

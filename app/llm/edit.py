@@ -8,7 +8,7 @@ with what was wrong, so the text in the app is left as it was.
 from __future__ import annotations
 
 from voxdesk.app.actions.ports import ActionError
-from voxdesk.app.llm.client import LlmError, OpenAiCompatibleLlm
+from voxdesk.app.llm.client import Llm, LlmError
 from voxdesk.app.llm.text_answer import TEXT_SCHEMA, parse_text_answer
 
 __all__ = ["edit_messages", "edit_text"]
@@ -26,7 +26,7 @@ def edit_messages(text: str, instruction: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": system}, {"role": "user", "content": text}]
 
 
-async def edit_text(llm: OpenAiCompatibleLlm, text: str, instruction: str, budget_s: float) -> str:
+async def edit_text(llm: Llm, text: str, instruction: str, budget_s: float) -> str:
     """``text`` rewritten by ``llm`` as ``instruction`` says, within ``budget_s``.
 
     Raises:

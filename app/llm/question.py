@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from voxdesk.app.actions.ports import ActionError
-from voxdesk.app.llm.client import LlmError, OpenAiCompatibleLlm
+from voxdesk.app.llm.client import Llm, LlmError
 from voxdesk.app.llm.text_answer import TEXT_SCHEMA, parse_text_answer
 
 __all__ = ["answer_question", "is_question"]
@@ -21,7 +21,7 @@ def is_question(text: str) -> bool:
     return text.rstrip().endswith("?") or bool(_QUESTION_WORDS.match(text.strip()))
 
 
-async def answer_question(llm: OpenAiCompatibleLlm, question: str, budget_s: float) -> str:
+async def answer_question(llm: Llm, question: str, budget_s: float) -> str:
     """A short answer to ``question`` by ``llm`` within ``budget_s``.
 
     Raises:

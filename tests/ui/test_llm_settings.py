@@ -33,6 +33,24 @@ def test_the_llm_fields_come_back_from_the_dialog(qtbot: QtBot) -> None:
     assert actions.llm_timeout_s == 2.5 and actions.llm_fallback and actions.mode == "command"
 
 
+def test_vllm_in_this_process_takes_a_model_and_a_tool_parser_instead_of_a_server(qtbot: QtBot) -> None:
+    dialog = SettingsDialog(Settings(), [])
+    qtbot.addWidget(dialog)
+    page = dialog.llm
+    assert page.url.isEnabled() and not page.tool_parser.isEnabled()
+    page.runtime.setCurrentIndex(page.runtime.findData("vllm"))
+    assert not page.url.isEnabled() and not page.api_key.isEnabled() and page.tool_parser.isEnabled()
+    assert "hub id" in page.model.placeholderText()
+    page.model.setText("Qwen/Qwen2.5-1.5B-Instruct")
+    page.tool_parser.setText("hermes")
+    actions = dialog.settings().actions
+    assert (actions.llm_runtime, actions.llm_model, actions.llm_tool_parser) == (
+        "vllm",
+        "Qwen/Qwen2.5-1.5B-Instruct",
+        "hermes",
+    )
+
+
 def test_the_connection_test_says_what_the_server_answered(
     qtbot: QtBot, qloop: asyncio.AbstractEventLoop, fake_llm: FakeLlm
 ) -> None:
