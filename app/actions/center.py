@@ -25,8 +25,9 @@ from voxdesk.app.actions.executors import ActionRequest, Executor, Outcome, Undo
 from voxdesk.app.actions.focus import FocusProbe, choose_focus_probe
 from voxdesk.app.actions.kinds import Action, ActionMode, RecordSource, SlotValue
 from voxdesk.app.actions.matching import DEFAULT_THRESHOLD, Match, match_utterance, strip_wake_phrase
-from voxdesk.app.actions.ports import ActionError
+from voxdesk.app.actions.ports import ActionError, Keyboard
 from voxdesk.app.actions.registry import ACTIONS, describe
+from voxdesk.app.actions.selection import read_selection
 from voxdesk.app.actions.services import Services
 from voxdesk.app.listening.transcript import Utterance
 from voxdesk.app.llm.client import Llm, LlmError
@@ -484,10 +485,32 @@ class ActionCenter:
                 return f"removed “{str(candidate.slots['text']).strip()}”"
         raise ActionError("there is no typed text to scratch")
 
-    async def edit_last(self, instruction: str) -> Outcome:
-        """Rewrite the last typed text that can still be undone as ``instruction`` says (by the
-        LLM), in place; its undo types the text as it was. ActionError when there is none, or
-        when the LLM could not rewrite it (the text is left as it was)."""
+    async def edit(self, instruction: str) -> Outcome:
+        """Rewrite, as ``instruction`` says (by the LLM) and in place, the text selected in the
+        focused app (read through the clipboard, which is put back) or else the last typed text
+        that can still be undone; the undo types the text as it was. ActionError when there is
+        neither, or when the LLM could not rewrite it (the text is left as it was)."""
+        clipboard = self.services.clipboard
+        if clipboard is not None:
+            keyboard = self._executor.keyboard()
+            selected = await read_selection(clipboard, keyboard, await self._focus_probe().focused_app())
+            if selected is not None:
+                return await self._edit_selection(selected, instruction, keyboard)
+        return await self._edit_last(instruction)
+
+    async def _edit_selection(self, selected: str, instruction: str, keyboard: Keyboard) -> Outcome:
+        llm, budget_s = self._llm_client()
+        new = await edit_text(llm, selected, instruction, budget_s)
+        await keyboard.type_text(new)  # typing over a selection replaces it
+
+        async def undo() -> str:
+            await keyboard.backspace(len(new))
+            await keyboard.type_text(selected)
+            return "typed the selected text as it was"
+
+        return Outcome(f"rewrote the selection “{_short(selected)}” as “{_short(new)}”", undo)
+
+    async def _edit_last(self, instruction: str) -> Outcome:
         typed = next(
             (
                 r
@@ -497,7 +520,8 @@ class ActionCenter:
             None,
         )
         if typed is None:
-            raise ActionError("there is no typed text to rewrite")
+            nothing = "nothing selected could be copied and " if self.services.clipboard is not None else ""
+            raise ActionError(f"{nothing}there is no typed text to rewrite")
         old = str(typed.slots["text"])
         llm, budget_s = self._llm_client()
         new = await edit_text(llm, old.strip(), instruction, budget_s) + " "

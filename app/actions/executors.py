@@ -71,7 +71,7 @@ class CenterControls(Protocol):
 
     async def scratch(self) -> str: ...
 
-    async def edit_last(self, instruction: str) -> Outcome: ...
+    async def edit(self, instruction: str) -> Outcome: ...
 
 
 def format_duration(n: SlotValue, unit: str) -> str:
@@ -246,9 +246,10 @@ class Executor:
         return Outcome(await self.center.scratch())
 
     async def edit(self, request: ActionRequest) -> Outcome:
-        """The ``edit`` action: the last typed text rewritten by the LLM as said (``how`` and ``change``)."""
+        """The ``edit`` action: the selection in the focused app, or the last typed text, rewritten
+        by the LLM as said (``how`` and ``change``)."""
         instruction = " ".join(str(request.values[key]) for key in ("how", "change") if key in request.values)
-        return await self.center.edit_last(instruction)
+        return await self.center.edit(instruction)
 
     async def set_mode(self, request: ActionRequest) -> Outcome:
         """The ``set_mode`` action; undo switches back."""

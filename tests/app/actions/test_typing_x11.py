@@ -13,14 +13,19 @@ import pytest
 from tests.app.actions.fakes import RecordingLauncher, RecordingOpener
 from tests.fake_llm import FakeLlm
 from tests.text_field import TextField
+from tests.x11_clipboard import XclipClipboard
 from voxdesk.app.actions.center import ActionCenter, ActionStatus
 from voxdesk.app.actions.commands import CommandSource
 from voxdesk.app.actions.keyboard import XdotoolKeyboard, choose_keyboard
+from voxdesk.app.actions.keys import parse_keys
 from voxdesk.app.actions.services import Services
 from voxdesk.app.hotkeys import GlobalHotkeys
 from voxdesk.app.settings import ActionSettings, WritingSettings
 
 pytestmark = pytest.mark.skipif(shutil.which("xdotool") is None, reason="xdotool is not installed")
+needs_xclip = pytest.mark.skipif(
+    shutil.which("xclip") is None, reason="xclip is not installed (scripts/setup.sh --test installs it)"
+)
 
 
 @pytest.fixture
@@ -86,6 +91,69 @@ def test_an_edit_by_voice_replaces_the_text_in_the_field_and_undo_restores_it(
         await asyncio.to_thread(field.wait_for, "Keep this. Treffen am Freitag. ")
         await center.undo(edit.id)
         await asyncio.to_thread(field.wait_for, "Keep this. The meeting moves to Friday. ")
+
+    asyncio.run(scenario())
+
+
+@needs_xclip
+def test_an_edit_by_voice_rewrites_the_selection_in_another_app_and_puts_the_clipboard_back(
+    tmp_path: Path, field: TextField, fake_llm: FakeLlm, x_display: str
+) -> None:
+    """Text the user typed themselves (not Voxdesk), part of it selected; the selection is read
+    with the field's own Ctrl+C through the real X clipboard, rewritten in place, and undone."""
+    clipboard = XclipClipboard(x_display)
+    clipboard.set_text("what the user had copied")
+    keyboard = choose_keyboard()
+    settings = ActionSettings(mode="dictation", llm_url=fake_llm.url, llm_model="fake-model")
+    services = Services(
+        open_url=RecordingOpener(), launcher=RecordingLauncher(), keyboard=keyboard, clipboard=clipboard
+    )
+    center = ActionCenter(settings, services, commands=CommandSource(user_path=tmp_path / "c.toml"))
+    fake_llm.content = json.dumps({"text": "Friday."})
+    written = "Note: the meeting moves to Friday afternoon."
+
+    async def press(*keys: str) -> None:
+        for key in keys:
+            combo = parse_keys(key)
+            assert combo is not None, key
+            await keyboard.press(combo)
+
+    async def scenario() -> None:
+        await keyboard.type_text(written)  # as the user typed it: no record of it in Voxdesk
+        await asyncio.to_thread(field.wait_for, written)
+        await press("home", *["right"] * len("Note: "), "shift end")  # "the meeting moves to Friday afternoon."
+        edit = await center.handle_utterance("make that shorter")
+        assert edit is not None and edit.status is ActionStatus.DONE, edit
+        assert "rewrote the selection “the meeting moves to Friday afternoon.”" in edit.message, edit.message
+        await asyncio.to_thread(field.wait_for, "Note: Friday.")
+        assert fake_llm.requests[-1]["messages"][-1]["content"] == "the meeting moves to Friday afternoon."
+        assert clipboard.text() == "what the user had copied"
+        await center.undo(edit.id)
+        await asyncio.to_thread(field.wait_for, written)
+
+    asyncio.run(scenario())
+
+
+@needs_xclip
+def test_with_nothing_selected_an_edit_rewrites_the_last_dictated_text(
+    tmp_path: Path, field: TextField, fake_llm: FakeLlm, x_display: str
+) -> None:
+    clipboard = XclipClipboard(x_display)
+    clipboard.set_text("kept")
+    settings = ActionSettings(mode="dictation", llm_url=fake_llm.url, llm_model="fake-model")
+    services = Services(
+        open_url=RecordingOpener(), launcher=RecordingLauncher(), keyboard=choose_keyboard(), clipboard=clipboard
+    )
+    center = ActionCenter(settings, services, commands=CommandSource(user_path=tmp_path / "c.toml"))
+    fake_llm.content = json.dumps({"text": "Friday."})
+
+    async def scenario() -> None:
+        await center.handle_utterance("The meeting moves to Friday.")
+        await asyncio.to_thread(field.wait_for, "The meeting moves to Friday. ")
+        edit = await center.handle_utterance("make that shorter")
+        assert edit is not None and edit.status is ActionStatus.DONE, edit
+        await asyncio.to_thread(field.wait_for, "Friday. ")
+        assert clipboard.text() == "kept"
 
     asyncio.run(scenario())
 

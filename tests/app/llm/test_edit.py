@@ -10,10 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.actions.fakes import RecordingKeyboard, RecordingLauncher, RecordingOpener, StaticProbe
+from tests.app.actions.fakes import (
+    MemoryClipboard,
+    RecordingKeyboard,
+    RecordingLauncher,
+    RecordingOpener,
+    StaticProbe,
+)
 from tests.fake_llm import FakeLlm
 from voxdesk.app.actions.center import ActionCenter, ActionStatus
 from voxdesk.app.actions.commands import CommandSource
+from voxdesk.app.actions.focus import FocusedApp
 from voxdesk.app.actions.services import Services
 from voxdesk.app.settings import ActionSettings, WritingSettings
 
@@ -114,5 +121,37 @@ def test_a_slow_llm_or_nothing_to_edit_fails_plainly(tmp_path: Path, fake_llm: F
         assert slow is not None and slow.status is ActionStatus.FAILED
         assert slow.message == f"the LLM at {fake_llm.url} did not answer within 2 s"
         assert keyboard.text == "Hello there. "
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("app", "copy_keys"),
+    [
+        (FocusedApp("gedit", "Gedit"), ["ctrl+c"]),
+        (FocusedApp("gnome-terminal-server", "Gnome-terminal"), ["ctrl+shift+c"]),
+        (FocusedApp("kitty", "kitty"), ["ctrl+shift+c"]),
+        (FocusedApp("xterm", "XTerm"), []),  # no Copy key: Ctrl+C there would interrupt the program
+    ],
+)
+def test_the_selection_is_copied_with_the_apps_own_key_and_never_with_an_interrupt_in_a_terminal(
+    tmp_path: Path, fake_llm: FakeLlm, app: FocusedApp, copy_keys: list[str]
+) -> None:
+    """The FAKE keyboard copies nothing, so each edit goes on to the last dictated text."""
+    center, keyboard = desk(tmp_path, fake_llm.url)
+    clipboard = MemoryClipboard("what the user had copied")
+    center.services.clipboard, center.services.focus = clipboard, StaticProbe(app)
+    fake_llm.content = json.dumps({"text": "Friday."})
+
+    async def scenario() -> None:
+        nothing = await center.handle_utterance("make that shorter")
+        assert nothing is not None and nothing.status is ActionStatus.FAILED
+        assert nothing.message == "nothing selected could be copied and there is no typed text to rewrite"
+        await center.handle_utterance("The meeting moves to Friday.")
+        edit = await center.handle_utterance("make that shorter")
+        assert edit is not None and edit.status is ActionStatus.DONE, edit
+        assert keyboard.pressed == copy_keys * 2
+        assert keyboard.text == "Friday. "
+        assert clipboard.text() == "what the user had copied"
 
     asyncio.run(scenario())
