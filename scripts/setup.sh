@@ -16,12 +16,13 @@ RUNTIME_PACKAGES=(libportaudio2 libsndfile1 libasound2-plugins
     libegl1 libgl1 libfontconfig1 libdbus-1-3 libglib2.0-0 fonts-dejavu-core
     libwayland-client0 libwayland-cursor0 libwayland-egl1)
 # Speech synthesizers for fixtures; a PulseAudio virtual microphone, Xvfb, screenshots and
-# xdotool and xclip (the clipboard of the edit-the-selection test) for the desktop tests;
+# xdotool, xclip (the clipboard of the edit-the-selection test) and openbox (a window manager that
+# focuses new windows) for the desktop tests;
 # binutils (PyInstaller) and desktop-file-utils for the installers;
 # HAProxy for the replicas test (tests/cli/test_haproxy.py) and the deploy/ config check;
 # gnome-keyring on a private D-Bus session bus, the real Secret Service for tests/app/test_api_keys.py.
 TEST_PACKAGES=(espeak-ng festival festvox-us-slt-hts sox
-    pulseaudio pulseaudio-utils xvfb xauth x11-apps imagemagick xdotool xclip binutils desktop-file-utils
+    pulseaudio pulseaudio-utils xvfb xauth x11-apps imagemagick xdotool xclip openbox binutils desktop-file-utils
     haproxy gnome-keyring dbus-daemon)
 EXTRAS=""
 packages=("${RUNTIME_PACKAGES[@]}")

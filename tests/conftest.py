@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from tests import speech_fixtures
-from tests.desktop_rig import RigUnavailable, VirtualMic, XvfbDisplay
+from tests.desktop_rig import RigUnavailable, VirtualMic, WindowManager, XvfbDisplay
 from tests.llm_support import CHAT_MODEL_NAME, start_llm_server, tiny_text_model
 from tests.speech_fixtures import Fixture
 from tests.text_field import TextField
@@ -77,6 +77,7 @@ RIG_FIXTURES = frozenset(
         "fixture_audio",
         "virtual_mic",
         "x_display",
+        "x_desktop",
         "vllm_server",
         "llm_server",
         "chat_runtime",
@@ -145,6 +146,23 @@ def x_display(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     except RigUnavailable as exc:
         _rig_unavailable(str(exc))
     yield value
+    display.stop()
+
+
+@pytest.fixture(scope="session")
+def x_desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """An Xvfb display with a window manager that focuses new windows; its DISPLAY value."""
+    directory = tmp_path_factory.mktemp("x-desktop")
+    display = XvfbDisplay(directory)
+    try:
+        value = display.start()
+        manager = WindowManager(directory, value)
+        manager.start()
+    except RigUnavailable as exc:
+        display.stop()
+        _rig_unavailable(str(exc))
+    yield value
+    manager.stop()
     display.stop()
 
 

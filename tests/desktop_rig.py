@@ -163,3 +163,35 @@ class XvfbDisplay:
     def stop(self) -> None:
         _stop(self._process)
         self._process = None
+
+
+class WindowManager:
+    """Openbox on an X display: it gives each new window the focus, as a desktop does (Xvfb
+    alone gives no window the focus)."""
+
+    def __init__(self, directory: Path, display: str) -> None:
+        self.directory = directory
+        self.display = display
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 30.0) -> None:
+        """Start it and return once it manages the screen; raises RigUnavailable when it cannot."""
+        if shutil.which("openbox") is None:
+            raise RigUnavailable("openbox is not installed (scripts/setup.sh --test installs it)")
+        ready = self.directory / "openbox.ready"
+        # --startup runs once openbox has taken the screen: the file is its word that it has.
+        self._process = subprocess.Popen(
+            ["openbox", "--startup", f"touch {ready}"],
+            env={**os.environ, "DISPLAY": self.display}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=(self.directory / "openbox.log").open("wb"),
+        )  # fmt: skip
+        deadline = time.monotonic() + timeout
+        while not ready.exists():
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RigUnavailable(f"openbox did not start (see {self.directory / 'openbox.log'})")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        _stop(self._process)
+        self._process = None

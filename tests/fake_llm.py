@@ -20,11 +20,11 @@ __all__ = ["FakeLlm", "fake_llm"]
 
 
 class FakeLlm:
-    """A fake OpenAI-compatible LLM server: streams ``self.tool_call``, else ``self.content``,
+    """A fake OpenAI-compatible LLM server: streams ``self.tool_calls``, else ``self.content``,
     after ``self.delay``, as server-sent events, as OpenAI's API does for ``stream: true``."""
 
     def __init__(self) -> None:
-        self.tool_call: dict[str, Any] | None = None
+        self.tool_calls: list[dict[str, Any]] = []  # functions: {"name": ..., "arguments": "<json>"}
         self.content = "I can't help with that."
         self.model = "fake-model"
         self.delay = 0.0
@@ -39,8 +39,11 @@ class FakeLlm:
                 fake.headers.append({name.lower(): value for name, value in self.headers.items()})
                 time.sleep(fake.delay)
                 delta: dict[str, Any] = {"role": "assistant"}
-                if fake.tool_call is not None:
-                    delta["tool_calls"] = [{"index": 0, "id": "call_1", "type": "function", "function": fake.tool_call}]
+                if fake.tool_calls:
+                    delta["tool_calls"] = [
+                        {"index": index, "id": f"call_{index}", "type": "function", "function": function}
+                        for index, function in enumerate(fake.tool_calls)
+                    ]
                 else:
                     delta["content"] = fake.content
                 chunks = [

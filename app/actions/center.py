@@ -25,6 +25,7 @@ from voxdesk.app.actions.executors import ActionRequest, Executor, Outcome, Undo
 from voxdesk.app.actions.focus import FocusProbe, choose_focus_probe
 from voxdesk.app.actions.kinds import Action, ActionMode, RecordSource, SlotValue
 from voxdesk.app.actions.matching import DEFAULT_THRESHOLD, Match, match_utterance, strip_wake_phrase
+from voxdesk.app.actions.plan import Plan, PlanStep, match_plan
 from voxdesk.app.actions.ports import ActionError, Keyboard
 from voxdesk.app.actions.registry import ACTIONS, describe
 from voxdesk.app.actions.selection import read_selection
@@ -88,7 +89,9 @@ class ActionRecord:
 class IntentFallback(Protocol):
     """Picks a command for an utterance no phrase matched (an LLM); None when none fits."""
 
-    async def pick(self, text: str, commands: Sequence[Command]) -> Match | None: ...
+    async def pick(self, text: str, commands: Sequence[Command]) -> Sequence[Match]:
+        """The commands meant, in order (several for a request of several steps); empty for none."""
+        ...
 
 
 @dataclass
@@ -141,6 +144,7 @@ class ActionCenter:
         self._closing: set[asyncio.Task[None]] = set()  # LLMs the settings no longer name
         self._records: collections.OrderedDict[int, ActionRecord] = collections.OrderedDict()
         self._commands: dict[int, Command] = {}  # the command behind each record
+        self._plans: dict[int, Plan] = {}  # the plan behind each plan record
         self._undo: dict[int, Undo] = {}
         self._log: collections.deque[str] = collections.deque(maxlen=_KEEP_LOG)
         self._next_id = 1
@@ -250,12 +254,17 @@ class ActionCenter:
         if addressed is None:
             self._last_text = text
             return None
+        steps = match_plan(addressed, commands, self.threshold)
+        if steps is not None:
+            return self._propose_plan(steps, text, utterance_id, "phrase")
         found = match_utterance(addressed, commands, threshold=self.threshold)
         if found is not None:
             return await self._start(found, text, utterance_id, "phrase")
         picked = await self._ask_fallback(addressed, commands)
-        if picked is not None:
-            return await self._start(picked, text, utterance_id, "llm")
+        if len(picked) > 1:
+            return self._propose_plan(picked, text, utterance_id, "llm")
+        if picked:
+            return await self._start(picked[0], text, utterance_id, "llm")
         self._last_text = addressed
         if self.settings.llm_fallback and is_question(addressed):
             return await self._ask(addressed, text, utterance_id)
@@ -360,15 +369,15 @@ class ActionCenter:
 
         return LlmFallback(self.settings, on_warning=self._warning, llm=self._llm_client()[0])
 
-    async def _ask_fallback(self, text: str, commands: Sequence[Command]) -> Match | None:
+    async def _ask_fallback(self, text: str, commands: Sequence[Command]) -> Sequence[Match]:
         fallback = self._llm()
         if fallback is None:
-            return None
+            return ()
         try:
             return await fallback.pick(text, commands)
         except Exception as error:  # the fallback is optional; it must never break the flow
             self._warning(f"the LLM fallback failed: {error}")
-            return None
+            return ()
 
     def _focus_probe(self) -> FocusProbe:
         if self.services.focus is None:
@@ -407,12 +416,32 @@ class ActionCenter:
         await self._execute(record, write)
         return _copy(record)
 
-    async def _start(self, found: Match, text: str, utterance_id: int | None, source: RecordSource) -> ActionRecord:
+    def _step(self, found: Match) -> PlanStep:
+        """What the matched command is given, and its preview."""
         command = found.command
         values: dict[str, SlotValue] = {**command.args, **found.slots}
         if command.action is Action.COPY and "text" not in values:
             values["text"] = self._last_text
-        preview = describe(command.action, ActionRequest(values, command.run or ()))
+        request = ActionRequest(values, command.run or ())
+        return PlanStep(command.action, request, describe(command.action, request))
+
+    def _propose_plan(
+        self, found: Sequence[Match], text: str, utterance_id: int | None, source: RecordSource
+    ) -> ActionRecord:
+        """A request of several steps: shown as a plan, which always waits for confirmation."""
+        plan = Plan(tuple(self._step(match) for match in found))
+        steps = ", ".join(match.command.name for match in found)
+        record = self._new("plan", Action.PLAN, {"steps": steps}, plan.preview, text, utterance_id)
+        record.source, record.needs_confirmation, record.status = source, True, ActionStatus.WAITING
+        self._plans[record.id] = plan
+        self._log_line(f"#{record.id} plan: waiting for confirmation: {record.preview}")
+        self._changed(record)
+        return _copy(record)
+
+    async def _start(self, found: Match, text: str, utterance_id: int | None, source: RecordSource) -> ActionRecord:
+        command = found.command
+        step = self._step(found)
+        values, preview = dict(step.request.values), step.preview
         record = self._new(command.name, command.action, values, preview, text, utterance_id)
         record.source = source
         self._commands[record.id] = command
@@ -448,6 +477,7 @@ class ActionCenter:
             old_id, _ = self._records.popitem(last=False)
             self._undo.pop(old_id, None)
             self._commands.pop(old_id, None)
+            self._plans.pop(old_id, None)
         return record
 
     async def _execute(self, record: ActionRecord, perform: Callable[[], Awaitable[Outcome]] | None = None) -> None:
@@ -460,6 +490,8 @@ class ActionCenter:
         try:
             if perform is not None:
                 outcome = await perform()
+            elif record.id in self._plans:
+                outcome = await self._plans[record.id].run(self._executor)
             else:
                 outcome = await ACTIONS[record.action].execute(self._executor, request)
         except ActionError as error:

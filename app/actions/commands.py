@@ -58,7 +58,7 @@ DEFAULTS_PATH = _defaults_path()
 # The slot types a phrase may name; enumerations are written ``a|b|c`` instead.
 SLOT_TYPES = (SlotKind.TEXT, SlotKind.RAW, SlotKind.NUMBER, SlotKind.KEYS)
 # The actions a command file may name; ``run`` commands are written with a ``run`` list instead.
-_FILE_ACTIONS = tuple(a for a in Action if a is not Action.RUN)
+_FILE_ACTIONS = tuple(a for a in Action if a not in (Action.RUN, Action.PLAN))
 _SLOT = re.compile(r"\{(\w+)(?::([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _HEADER = re.compile(r"^\s*\[\[?([^\]#]*)")  # a table header's dotted key, even one missing its "]"

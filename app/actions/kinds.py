@@ -29,6 +29,7 @@ class Action(StrEnum):
     RUN = "run"
     ANSWER = "answer"
     EDIT = "edit"
+    PLAN = "plan"  # several commands said as one request; no command file names it
 
 
 class ActionMode(StrEnum):

@@ -1,9 +1,10 @@
 """When no phrase matches: ask an OpenAI-compatible LLM which command was meant.
 
 Off by default (``settings.actions.llm_fallback``). One tool per command, its slots as
-parameters; the model may call at most one of them. Anything else — no tool call, an unknown
-tool, arguments that do not fit the slots, a slow or unreachable server — is no match. What
-it picks still goes through the center's preview and always waits for confirmation.
+parameters; the model calls one of them, or several in order for a request of several steps
+(which the center shows as a plan). Anything else — no tool call, an unknown tool, arguments
+that do not fit the slots, a slow or unreachable server — is no match. What it picks still
+goes through the center's preview and always waits for confirmation.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from voxdesk.app.llm.client import Llm, LlmError, ToolCall
 from voxdesk.app.llm.runtime import llm_for
 from voxdesk.app.settings import ActionSettings
 
-__all__ = ["SYSTEM_PROMPT", "LlmFallback", "build_tools", "parse_tool_call"]
+__all__ = ["SYSTEM_PROMPT", "LlmFallback", "build_tools", "parse_tool_calls"]
 
 SYSTEM_PROMPT = (
-    "You turn a user's spoken request into exactly one tool call, if one of the tools fits. "
-    "If none fits, answer without calling a tool. Fill parameters with the user's own words."
+    "You turn a user's spoken request into tool calls, if the tools fit: one call, or one per "
+    "step in the order said when the request has several steps. If none fits, answer without "
+    "calling a tool. Fill parameters with the user's own words."
 )
 
 
@@ -80,12 +82,16 @@ def _value(slot: Slot, raw: Any) -> SlotValue | None:
     return raw.strip()
 
 
-def parse_tool_call(calls: Sequence[ToolCall], commands: Sequence[Command]) -> Match | None:
-    """The command and slots of the model's first tool call, or None if it is not a valid call."""
-    if not calls:
-        return None
-    command = next((c for c in commands if c.name == calls[0].name), None)
-    values = calls[0].parsed_arguments()
+def parse_tool_calls(calls: Sequence[ToolCall], commands: Sequence[Command]) -> tuple[Match, ...]:
+    """The command and slots of each of the model's tool calls, in order; empty when any one of
+    them is not a valid call (a plan with a step missing is not the plan that was asked for)."""
+    found = tuple(_parse_tool_call(call, commands) for call in calls)
+    return tuple(match for match in found if match is not None) if None not in found else ()
+
+
+def _parse_tool_call(call: ToolCall, commands: Sequence[Command]) -> Match | None:
+    command = next((c for c in commands if c.name == call.name), None)
+    values = call.parsed_arguments()
     if command is None or values is None:
         return None
     slots = command.slots
@@ -115,17 +121,18 @@ class LlmFallback:
         if self._on_warning:
             self._on_warning(message)
 
-    async def pick(self, text: str, commands: Sequence[Command]) -> Match | None:
-        """The command the LLM chose for ``text``, or None (no choice, a bad one, or no answer in time)."""
+    async def pick(self, text: str, commands: Sequence[Command]) -> tuple[Match, ...]:
+        """The commands the LLM chose for ``text``, in order; empty for no choice, a bad one, or
+        no answer in time."""
         if not commands:
-            return None
+            return ()
         messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
         try:
             reply = await self._llm.chat(messages, self.settings.llm_timeout_s, tools=build_tools(commands))
         except LlmError as error:
             self._warn(str(error))
-            return None
-        match = parse_tool_call(reply.tool_calls, commands)
-        if match is None:
+            return ()
+        found = parse_tool_calls(reply.tool_calls, commands)
+        if not found:
             self._warn("the LLM did not pick a known command")
-        return match
+        return found

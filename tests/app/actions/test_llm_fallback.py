@@ -36,7 +36,7 @@ def _center(tmp_path: Path, url: str, timeout: float = 5.0) -> tuple[ActionCente
 
 
 def test_a_valid_tool_call_waits_for_confirmation(tmp_path: Path, fake_llm: FakeLlm) -> None:
-    fake_llm.tool_call = {"name": "search", "arguments": json.dumps({"query": "flights to Lisbon"})}
+    fake_llm.tool_calls = [{"name": "search", "arguments": json.dumps({"query": "flights to Lisbon"})}]
     center, opener = _center(tmp_path, fake_llm.url)
 
     async def scenario() -> None:
@@ -84,7 +84,7 @@ def test_the_llm_is_off_by_default(tmp_path: Path, fake_llm: FakeLlm) -> None:
     ],
 )
 def test_anything_else_is_no_match(tmp_path: Path, fake_llm: FakeLlm, tool_call: dict[str, Any] | None) -> None:
-    fake_llm.tool_call = tool_call
+    fake_llm.tool_calls = [tool_call] if tool_call is not None else []
     center, _ = _center(tmp_path, fake_llm.url)
     record = asyncio.run(center.handle_utterance("do something unusual"))
     assert not_understood(record) and record is not None
@@ -94,7 +94,7 @@ def test_anything_else_is_no_match(tmp_path: Path, fake_llm: FakeLlm, tool_call:
 
 def test_a_slow_server_is_no_match_within_the_limit(tmp_path: Path, fake_llm: FakeLlm) -> None:
     fake_llm.delay = 3.0
-    fake_llm.tool_call = {"name": "search", "arguments": '{"query": "x"}'}
+    fake_llm.tool_calls = [{"name": "search", "arguments": '{"query": "x"}'}]
     center, _ = _center(tmp_path, fake_llm.url, timeout=0.5)
     started = time.monotonic()
     assert not_understood(asyncio.run(center.handle_utterance("something slow")))
@@ -125,7 +125,7 @@ def test_tools_describe_slots(command_source: CommandSource) -> None:
 
 def test_fallback_without_commands_asks_nothing(fake_llm: FakeLlm) -> None:
     settings = ActionSettings(llm_fallback=True, llm_url=fake_llm.url)
-    assert asyncio.run(LlmFallback(settings).pick("hello", [])) is None
+    assert asyncio.run(LlmFallback(settings).pick("hello", [])) == ()
     assert fake_llm.requests == []
 
 

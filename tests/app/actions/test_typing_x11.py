@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -156,6 +160,49 @@ def test_with_nothing_selected_an_edit_rewrites_the_last_dictated_text(
         assert clipboard.text() == "kept"
 
     asyncio.run(scenario())
+
+
+def test_a_plan_opens_an_app_and_types_into_its_window_not_the_one_focused_before(
+    tmp_path: Path, x_desktop: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "open the voxdesk notes and type hello world" on a display with a window manager: a real
+    launch (an executable on PATH, found by the system launcher) whose window the manager
+    focuses; the plan waits for that and types there."""
+    monkeypatch.setenv("DISPLAY", x_desktop)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    field = TextField(x_desktop, tmp_path / "field.txt")
+    notes, pid_file, bin_dir = tmp_path / "notes.txt", tmp_path / "notes.pid", tmp_path / "bin"
+    bin_dir.mkdir()
+    program = bin_dir / "voxdesk-notes"
+    script = Path(__file__).parents[2] / "x11_text_field.py"
+    program.write_text(  # on X, not the offscreen platform these tests' own Qt uses
+        f"#!/bin/sh\necho $$ > {pid_file}\n"
+        f"QT_QPA_PLATFORM=xcb exec {sys.executable} {script} {notes} voxdesk-notes >/dev/null\n"
+    )
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    services = Services(open_url=RecordingOpener(), keyboard=choose_keyboard())
+    center = ActionCenter(ActionSettings(), services, commands=CommandSource(user_path=tmp_path / "c.toml"))
+
+    async def scenario() -> None:
+        record = await center.handle_utterance("open the voxdesk notes and type hello world")
+        assert record is not None and record.status is ActionStatus.WAITING, record
+        assert record.preview == "1. Open the application “the voxdesk notes”; 2. Type “hello world”"
+        done = await center.confirm(record.id)
+        assert done.status is ActionStatus.DONE, done
+        assert "(“voxdesk-notes” has the focus)" in done.message, done.message
+
+    try:
+        asyncio.run(scenario())
+        deadline = time.monotonic() + 10
+        while (typed := notes.read_text(encoding="utf-8") if notes.exists() else "") != "hello world":
+            assert time.monotonic() < deadline, typed
+            time.sleep(0.05)  # the field writes its file when its text changes
+        assert field.text() == ""  # nothing went to the window focused before
+    finally:
+        field.close()
+        if pid_file.exists():
+            os.kill(int(pid_file.read_text()), signal.SIGTERM)
 
 
 def test_no_typing_backend_says_what_to_install() -> None:
