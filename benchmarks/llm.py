@@ -1,14 +1,15 @@
 """What the assistant's LLM adds: ``python -m benchmarks.llm`` (in ``.venv-vllm``).
 
-vLLM's OpenAI-compatible server on the tiny chat model (tests/llm_support.py) on this machine,
-reached as Voxdesk reaches any server (the official SDK, streamed). For a dictated utterance,
-end of speech to text in the app: the clean mode (written, then cleaned up by the LLM) beside
-the prose mode (written only), so the difference is what cleanup adds; then the LLM picking a
-command (one tool per command). Per use: median and p90 of the whole time, of the first token,
-and the tokens in and out. In-process vLLM (``AsyncLLM``) is not built yet, so this one runtime
-is all there is to compare.
+The tiny chat model (tests/llm_support.py) on this machine, in each runtime: vLLM's
+OpenAI-compatible server, reached as Voxdesk reaches any server (the official SDK, streamed),
+and vLLM in this process (``AsyncLLM``, ``[actions] llm_runtime = "vllm"``). For a dictated
+utterance, end of speech to text in the app: the clean mode (written, then cleaned up by the
+LLM) beside the prose mode (written only), so the difference is what cleanup adds; then the LLM
+picking a command (one tool per command). Per use: median and p90 of the whole time, of the
+first token, and the tokens in and out.
 
-On another server: ``--url http://127.0.0.1:11434/v1 --model llama3.2`` (nothing is started).
+On another server: ``--url http://127.0.0.1:11434/v1 --model llama3.2`` (nothing is started,
+and only that server is measured).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from voxdesk.app.actions.commands import CommandSource
 from voxdesk.app.actions.llm_fallback import SYSTEM_PROMPT, build_tools
 from voxdesk.app.actions.services import Services
 from voxdesk.app.llm.cleanup import CLEANUP_SCHEMA, cleanup_messages
-from voxdesk.app.llm.client import LlmReply, OpenAiCompatibleLlm
+from voxdesk.app.llm.client import Llm, LlmReply, OpenAiCompatibleLlm
 from voxdesk.app.settings import ActionSettings, WritingSettings
 from voxdesk.app.writing.modes import CleanupStyle
 
@@ -46,19 +47,20 @@ def _quantiles(values: list[float]) -> str:
     return f"{statistics.median(ordered) * 1000:6.0f} {p90 * 1000:6.0f}"
 
 
-async def _dictation_ms(url: str, model: str, mode: str) -> list[float]:
+async def _dictation_ms(llm: Llm, mode: str) -> list[float]:
     """Seconds from a final utterance to its keys, each utterance ROUNDS times, in ``mode``."""
     keyboard = RecordingKeyboard()
     services = Services(
         open_url=RecordingOpener(), launcher=RecordingLauncher(), keyboard=keyboard, focus=StaticProbe(None)
     )
-    settings = ActionSettings(mode="dictation", llm_url=url, llm_model=model, llm_timeout_s=30)
+    settings = ActionSettings(mode="dictation", llm_timeout_s=30)
     with tempfile.TemporaryDirectory() as folder:
         center = ActionCenter(
             settings,
             services,
             commands=CommandSource(user_path=Path(folder) / "c.toml"),
             writing=WritingSettings(mode=mode),
+            llm=llm,
         )
         times = []
         for _ in range(ROUNDS):
@@ -71,7 +73,7 @@ async def _dictation_ms(url: str, model: str, mode: str) -> list[float]:
     return times
 
 
-async def _replies(llm: OpenAiCompatibleLlm, tools: bool) -> list[LlmReply]:
+async def _replies(llm: Llm, tools: bool) -> list[LlmReply]:
     with tempfile.TemporaryDirectory() as folder:
         commands = CommandSource(user_path=Path(folder) / "c.toml").commands()
     replies = []
@@ -94,10 +96,11 @@ def _reply_row(name: str, replies: list[LlmReply]) -> str:
     return f"| {name} | {totals} | {_quantiles(firsts)} | {tokens_in:.0f} | {tokens_out:.0f} |"
 
 
-async def measure(url: str, model: str) -> None:
-    llm = OpenAiCompatibleLlm(url, model)
-    await llm.chat([{"role": "user", "content": "hello"}], 60)  # warm up: the first grammar use compiles
-    prose, clean = await _dictation_ms(url, model, "prose"), await _dictation_ms(url, model, "clean")
+async def measure(name: str, llm: Llm) -> None:
+    """Print one runtime's figures."""
+    await llm.chat([{"role": "user", "content": "hello"}], 600)  # warm up: the first grammar use compiles
+    prose, clean = await _dictation_ms(llm, "prose"), await _dictation_ms(llm, "clean")
+    print(f"\n## {name}: {llm.where}")
     print(f"\nEnd of speech to keys, {len(prose)} utterances each (median, p90 in ms):")
     print(f"  prose (no LLM):      {_quantiles(prose)}")
     print(f"  clean (LLM cleanup): {_quantiles(clean)}")
@@ -116,18 +119,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="", help="its model (default: the server's only one)")
     args = parser.parse_args(argv)
     if args.url:
-        asyncio.run(measure(args.url, args.model))
+        asyncio.run(measure("server", OpenAiCompatibleLlm(args.url, args.model)))
         return 0
-    from tests.llm_support import start_llm_server
+    import os
+
+    from tests.llm_support import start_llm_server, tiny_text_model
     from tests.vllm_support import stop
+    from voxdesk.app.llm.in_process import InProcessLlm
 
     started = time.perf_counter()
     process, url = start_llm_server()
     print(f"vLLM's server on the tiny chat model, healthy after {time.perf_counter() - started:.0f} s", file=sys.stderr)
     try:
-        asyncio.run(measure(url, ""))
+        asyncio.run(measure("server", OpenAiCompatibleLlm(url)))
     finally:
         stop(process)
+    # As the tests load it (tests/conftest.py in_process_llm): its own KV cache size, no engine process.
+    os.environ.pop("VLLM_CPU_KVCACHE_SPACE", None)
+    os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+
+    async def in_process() -> None:
+        llm = InProcessLlm(tiny_text_model())
+        started = time.perf_counter()
+        await llm.prepare()
+        print(f"vLLM in this process on the tiny chat model, loaded in {time.perf_counter() - started:.0f} s")
+        try:
+            await measure("in-process", llm)
+        finally:
+            await llm.aclose()
+
+    asyncio.run(in_process())
     return 0
 
 
