@@ -87,7 +87,7 @@ class ActionRecord:
 
 
 class IntentFallback(Protocol):
-    """Picks a command for an utterance no phrase matched (an LLM); None when none fits."""
+    """Picks the commands for an utterance no phrase matched (an LLM)."""
 
     async def pick(self, text: str, commands: Sequence[Command]) -> Sequence[Match]:
         """The commands meant, in order (several for a request of several steps); empty for none."""
