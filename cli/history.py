@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from voxdesk.app.actions.ports import ActionError
 from voxdesk.app.files.transcription import TranscriptionReport
 from voxdesk.app.history.export import (
     FORMATS,
@@ -21,11 +20,9 @@ from voxdesk.app.history.export import (
 )
 from voxdesk.app.history.recording import record_report, report_session, write_transcript
 from voxdesk.app.history.store import NOT_RECORDED, HistoryStore
-from voxdesk.app.llm.cleanup import clean_up
 from voxdesk.app.llm.client import LlmError
-from voxdesk.app.llm.edit import edit_text
+from voxdesk.app.llm.rewrite import rewrite
 from voxdesk.app.settings import load_settings
-from voxdesk.app.writing.pipeline import write_text
 from voxdesk.app.writing.user_mode import user_mode
 from voxdesk.cli.arg_types import COUNT
 from voxdesk.cli.writing import add_llm_arguments, mode_argument, transcript_llm
@@ -221,16 +218,6 @@ def _rewrite(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:
     mode, _ = user_mode(settings.writing, args.mode.name)
     llm, budget_s = transcript_llm(args)
 
-    async def rewrite(text: str) -> tuple[str, str]:
-        if args.edit:
-            try:
-                return await edit_text(llm, text, args.edit, budget_s), ""
-            except ActionError as error:
-                return text, f"not rewritten: {error}"
-        written = write_text(text, mode)
-        cleaned = await clean_up(llm, written, mode.cleanup, budget_s, prompt=mode.cleanup_prompt)
-        return cleaned.text, cleaned.note
-
     async def rewrite_all() -> None:
         # One loop for the whole run: an in-process model is bound to the loop it loaded on.
         try:
@@ -238,10 +225,10 @@ def _rewrite(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:
         except LlmError as error:
             print(f"voxdesk: warning: {error}; every utterance written as it was", file=sys.stderr)
         for number, utterance in enumerate(utterances, start=1):
-            text, note = await rewrite(utterance.text)
-            if note:
-                print(f"voxdesk: warning: utterance {number}: {note}; written as it was", file=sys.stderr)
-            out.write(text + "\n")
+            written = await rewrite(llm, utterance.text, budget_s, mode, args.edit or "")
+            if written.note:
+                print(f"voxdesk: warning: utterance {number}: {written.note}; written as it was", file=sys.stderr)
+            out.write(written.text + "\n")
 
     asyncio.run(rewrite_all())
     return 0

@@ -103,6 +103,8 @@ class Desktop:
         self.window.setup_requested.connect(self.open_setup)
         self.window.quit_requested.connect(self.quit)
         if self.history_panel is not None:
+            self.history_panel.rewriter = self.assistant.center.rewrite
+            self.history_panel.refresh()  # the rewriter enables Run again
             self.window.add_panel(self.history_panel, "&History")
         if history_problem:
             self.window.show_problem(history_problem)

@@ -10,7 +10,8 @@ whenever an utterance is added; that reloads at once and costs a few small queri
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Slot
@@ -18,6 +19,7 @@ from PySide6.QtGui import QCloseEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -33,6 +35,12 @@ from PySide6.QtWidgets import (
 from voxdesk.app.history.export import ExportError, export_hits, export_session, format_for_path
 from voxdesk.app.history.records import SearchHit, SessionSummary, UtteranceRecord
 from voxdesk.app.history.store import HistoryError, HistoryStore
+from voxdesk.app.llm.rewrite import Rewritten
+from voxdesk.app.writing.modes import DEFAULT_MODES
+
+Rewriter = Callable[[str, str, str], Awaitable[Rewritten]]
+"""Writes a past utterance again: (text, mode name, edit instruction) → the rewrite."""
+_AN_EDIT = "An edit, said in words…"
 
 __all__ = ["HistoryPanel"]
 
@@ -69,6 +77,8 @@ class HistoryPanel(QWidget):
             self._store = store()
         else:
             self._store = HistoryStore.open(store)
+        self.rewriter: Rewriter | None = None  # set once the assistant runs (its modes and LLM)
+        self._runs: set[asyncio.Future[None]] = set()
         self._summaries: list[SessionSummary] = []
         self._hits: list[SearchHit] = []
         self._utterances: list[UtteranceRecord] = []
@@ -107,6 +117,20 @@ class HistoryPanel(QWidget):
         self.delete_button = QPushButton("&Delete", self)
         self.delete_button.setAccessibleName("Delete selected session")
         self.delete_button.clicked.connect(self.delete_selected)
+        self.again_button = QPushButton("Run &again…", self)
+        self.again_button.setAccessibleName("Run the session again through a mode or an edit")
+        self.again_button.setToolTip(
+            "Its utterances written again by a mode's cleanup or an edit (the history is kept)"
+        )
+        self.again_button.clicked.connect(self._ask_run_again)
+        self.again_heading = QLabel(self)
+        self.again_heading.setAccessibleName("Run again")
+        self.again_heading.setWordWrap(True)
+        self.again_view = QPlainTextEdit(self)
+        self.again_view.setReadOnly(True)
+        self.again_view.setAccessibleName("Session run again")
+        for widget in (self.again_heading, self.again_view):
+            widget.hide()
         self.delete_all_button = QPushButton("Delete e&verything", self)
         self.delete_all_button.setAccessibleName("Delete the whole history")
         self.delete_all_button.clicked.connect(self.delete_everything)
@@ -121,8 +145,10 @@ class HistoryPanel(QWidget):
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.addWidget(self.heading)
         right_layout.addWidget(self.view)
+        right_layout.addWidget(self.again_heading)
+        right_layout.addWidget(self.again_view)
         buttons = QHBoxLayout()
-        for button in (self.copy_button, self.export_button, self.delete_button):
+        for button in (self.copy_button, self.export_button, self.again_button, self.delete_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
         buttons.addWidget(self.delete_all_button)
@@ -179,6 +205,42 @@ class HistoryPanel(QWidget):
         finally:
             self.session_list.blockSignals(False)
         self._show()
+
+    async def run_again(self, mode: str = "", edit: str = "") -> None:
+        """Write the selected session's utterances again, in ``mode`` or as ``edit`` says, and
+        show the result under the transcript; the history is left as it is."""
+        session_id, rewriter = self.selected_session_id(), self.rewriter
+        if session_id is None or rewriter is None:
+            return
+        how = f"edited: “{edit}”" if edit else f"in the {mode or 'default'} mode"
+        self.again_heading.setText(f"Session {session_id} running again, {how}…")
+        self.again_view.clear()
+        for widget in (self.again_heading, self.again_view):
+            widget.show()
+        lines, kept = [], 0
+        for utterance in self._store.utterances(session_id):
+            written = await rewriter(utterance.text, mode, edit)
+            kept += bool(written.note)
+            lines.append(written.text)
+            self.again_view.setPlainText("\n".join(lines))
+        note = f"; {kept} kept as {'they were' if edit else 'written'} (the LLM did not rewrite them)" if kept else ""
+        self.again_heading.setText(f"Session {session_id} run again, {how} (not saved){note}")
+
+    @Slot()
+    def _ask_run_again(self) -> None:
+        choices = [f"{m.name}: {m.description}" for m in DEFAULT_MODES] + [_AN_EDIT]
+        choice, chosen = QInputDialog.getItem(self, "Run again", "Write the session again:", choices, 0, False)
+        if not chosen:
+            return
+        edit = ""
+        if choice == _AN_EDIT:
+            edit, chosen = QInputDialog.getText(self, "Run again", "How? For example: make it formal")
+            if not chosen or not edit.strip():
+                return
+        mode = "" if edit else choice.split(":", 1)[0]
+        run = asyncio.ensure_future(self.run_again(mode, edit.strip()))
+        self._runs.add(run)
+        run.add_done_callback(self._runs.discard)
 
     @Slot()
     def copy(self) -> None:
@@ -306,4 +368,5 @@ class HistoryPanel(QWidget):
         self.copy_button.setEnabled(bool(text))
         self.export_button.setEnabled(bool(text))
         self.delete_button.setEnabled(session_id is not None)
+        self.again_button.setEnabled(session_id is not None and self.rewriter is not None)
         self.delete_all_button.setEnabled(bool(self._summaries))

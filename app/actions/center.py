@@ -34,8 +34,10 @@ from voxdesk.app.listening.transcript import Utterance
 from voxdesk.app.llm.client import Llm, LlmError
 from voxdesk.app.llm.edit import edit_text
 from voxdesk.app.llm.question import answer_question, is_question
+from voxdesk.app.llm.rewrite import Rewritten, rewrite
 from voxdesk.app.llm.runtime import llm_for, runtime_key
 from voxdesk.app.settings import ActionSettings, WritingSettings
+from voxdesk.app.writing.user_mode import user_mode
 
 __all__ = ["ActionCenter", "ActionRecord", "ActionStatus", "IntentFallback"]
 
@@ -348,6 +350,13 @@ class ActionCenter:
             return
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+
+    async def rewrite(self, text: str, mode: str = "", edit: str = "") -> Rewritten:
+        """``text`` (a past utterance) written again in the mode called ``mode`` (default: the
+        settings' one) with its cleanup, or rewritten as ``edit`` says, by the settings' LLM."""
+        llm, budget_s = self._llm_client()
+        chosen, _ = user_mode(self.dictation.settings, mode or None)
+        return await rewrite(llm, text, budget_s, chosen, edit)
 
     async def prepare_llm(self) -> str | None:
         """Have the settings' LLM ready before the first utterance needs it (an in-process model

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,11 +14,17 @@ import srt
 import webvtt
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from tests.app.history.samples import record_two_sessions
+from tests.fake_llm import FakeLlm
+from voxdesk.app.actions.center import ActionCenter
+from voxdesk.app.actions.commands import CommandSource
+from voxdesk.app.actions.services import Services
 from voxdesk.app.history.store import HistoryError, HistoryStore
+from voxdesk.app.settings import ActionSettings
+from voxdesk.app.writing.modes import DEFAULT_MODES
 from voxdesk.ui.history_panel import HistoryPanel
 
 
@@ -209,3 +219,58 @@ def test_a_failing_store_is_reported_not_raised(
     panel.select_session(1)
     qtbot.mouseClick(panel.delete_button, Qt.MouseButton.LeftButton)
     assert warnings == ["the history database failed: disk I/O error"]
+
+
+def center_on(tmp_path: Path, url: str) -> ActionCenter:
+    """The assistant's action center with its LLM at ``url`` (what the window gives the panel)."""
+    settings = ActionSettings(llm_url=url, llm_model="fake-model", llm_timeout_s=2)
+    return ActionCenter(settings, Services(), commands=CommandSource(user_path=tmp_path / "c.toml"))
+
+
+def run_again_by_the_button(panel: HistoryPanel, monkeypatch: pytest.MonkeyPatch, choice: str, edit: str = "") -> None:
+    """Click *Run again…*, answer its questions, and wait for the result to be shown."""
+    monkeypatch.setattr(QInputDialog, "getItem", lambda *args: (choice, True))
+    monkeypatch.setattr(QInputDialog, "getText", lambda *args: (edit, True))
+
+    async def scenario() -> None:
+        panel.again_button.click()
+        deadline = time.monotonic() + 10
+        while "(not saved)" not in panel.again_heading.text():  # the run's own last word
+            assert time.monotonic() < deadline, panel.again_heading.text()
+            await asyncio.sleep(0.01)
+
+    asyncio.run(scenario())
+
+
+def test_run_again_writes_a_session_through_a_modes_cleanup_and_keeps_the_history(
+    panel: HistoryPanel, fake_llm: FakeLlm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert panel.select_session(1) and not panel.again_button.isEnabled()  # no assistant yet
+    panel.rewriter = center_on(tmp_path, fake_llm.url).rewrite
+    panel.refresh()
+    assert panel.again_button.isEnabled()
+    fake_llm.content = json.dumps({"text": "Sunny today."})
+    clean = next(mode for mode in DEFAULT_MODES if mode.name == "clean")
+    run_again_by_the_button(panel, monkeypatch, f"clean: {clean.description}")
+    assert panel.again_view.toPlainText() == "Sunny today.\nSunny today."
+    assert panel.again_heading.text() == "Session 1 run again, in the clean mode (not saved)"
+    assert [r["messages"][-1]["content"] for r in fake_llm.requests] == [
+        "The weather today is sunny.",
+        "Tomorrow it will rain.",
+    ]
+    assert panel.view.toPlainText() == "The weather today is sunny.\nTomorrow it will rain.\n"
+
+
+def test_run_again_as_an_edit_keeps_each_utterance_the_llm_could_not_rewrite(
+    panel: HistoryPanel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    panel.rewriter = center_on(tmp_path, f"http://127.0.0.1:{port}/v1").rewrite
+    assert panel.select_session(1)
+    run_again_by_the_button(panel, monkeypatch, "An edit, said in words…", "make it formal")
+    assert panel.again_view.toPlainText() == "The weather today is sunny.\nTomorrow it will rain."
+    assert panel.again_heading.text() == (
+        "Session 1 run again, edited: “make it formal” (not saved); 2 kept as they were (the LLM did not rewrite them)"
+    )
