@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -121,8 +122,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.url:
         asyncio.run(measure("server", OpenAiCompatibleLlm(args.url, args.model)))
         return 0
-    import os
-
     from tests.llm_support import start_llm_server, tiny_text_model
     from tests.vllm_support import stop
     from voxdesk.app.llm.in_process import InProcessLlm
@@ -134,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(measure("server", OpenAiCompatibleLlm(url)))
     finally:
         stop(process)
-    # As the tests load it (tests/conftest.py in_process_llm): its own KV cache size, no engine process.
+    # The environment the tests load it in (tests/conftest.py in_process_llm): its own KV cache size.
     os.environ.pop("VLLM_CPU_KVCACHE_SPACE", None)
     os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
 
