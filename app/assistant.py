@@ -11,6 +11,7 @@ from voxdesk.app.history.live import LiveHistory
 from voxdesk.app.history.store import HistoryStore
 from voxdesk.app.listening.controller import Controller
 from voxdesk.app.listening.events import Problem
+from voxdesk.app.llm.runtime import share_gpu
 from voxdesk.app.settings import Settings
 from voxdesk.app.voice_actions import VoiceActions
 
@@ -28,6 +29,7 @@ class Assistant:
     """
 
     def __init__(self, settings: Settings, services: Services, history_store: HistoryStore | None = None) -> None:
+        share_gpu(settings)
         self.controller = Controller(settings)
         self.history = LiveHistory(self.controller, history_store) if history_store is not None else None
         services.stop_listening = services.stop_listening or self.controller.request_stop
@@ -58,6 +60,7 @@ class Assistant:
     async def apply_settings(self, settings: Settings) -> None:
         """Use new settings: the engine, microphone and listening options, the actions', and the
         Whisper model and device for files from the next one on."""
+        share_gpu(settings)
         await self.controller.apply_settings(settings)
         self.center.update_settings(settings.actions, settings.writing)
         self.file_runner.use(settings.engine)

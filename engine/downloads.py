@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 
 from voxdesk.engine.errors import EngineUnavailable
 
-__all__ = ["DownloadProgress", "FileChoice", "download_snapshot"]
+__all__ = ["DownloadProgress", "FileChoice", "download_snapshot", "hub_file_sizes"]
 
 DownloadProgress = Callable[[str, float], None]
 """Called with a status line and the fraction done (0..1) while bytes arrive."""
@@ -45,7 +45,7 @@ def download_snapshot(
     from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, LocalEntryNotFoundError, RepositoryNotFoundError
 
     try:
-        sizes = _file_sizes(repo)
+        sizes = hub_file_sizes(repo)
         files = choose(list(sizes))
         bar = _bar_class(label, progress, show_bar, sum(sizes[name] for name in files))
         folder = snapshot_download(repo, allow_patterns=files, tqdm_class=bar)
@@ -69,7 +69,7 @@ def download_snapshot(
     return Path(str(folder))
 
 
-def _file_sizes(repo: str) -> dict[str, int]:
+def hub_file_sizes(repo: str) -> dict[str, int]:
     """Each file of ``repo`` and its size, from the hub (a dry run of the download).
 
     Raises the hub's HTTP error, or ``LocalEntryNotFoundError`` when the hub cannot be reached."""

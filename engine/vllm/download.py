@@ -12,10 +12,10 @@ import sys
 from fnmatch import fnmatch
 from pathlib import Path
 
-from voxdesk.engine.downloads import DownloadProgress, download_snapshot
+from voxdesk.engine.downloads import DownloadProgress, download_snapshot, hub_file_sizes
 from voxdesk.engine.errors import EngineUnavailable
 
-__all__ = ["is_hub_id", "model_files", "resolve_vllm_model"]
+__all__ = ["is_hub_id", "model_files", "resolve_vllm_model", "weight_bytes"]
 
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf", ".h5", ".msgpack", ".onnx", ".npz")
 _CONFIGS = ("params.json", "config.json")
@@ -61,6 +61,27 @@ def resolve_vllm_model(model: str, load_format: str, progress: DownloadProgress 
         model, choose, label=model, subject=f"model {model!r}", progress=progress, show_bar=sys.stderr.isatty()
     )
     return str(folder)
+
+
+def weight_bytes(model: str, load_format: str) -> int | None:
+    """The size of the weights vLLM loads for ``model`` (a folder, or a hub id from its cached
+    snapshot or else the hub's file list); ``None`` when it cannot be told (no such folder, the
+    hub unreachable)."""
+    if is_hub_id(model):
+        cached = _cached_snapshot(model, load_format)
+        if cached is None:
+            try:
+                sizes = hub_file_sizes(model)
+            except Exception:  # the hub's errors, or no network: the size is unknown, not fatal
+                return None
+            return sum(sizes[name] for name in model_files(list(sizes), load_format) if name.endswith(_WEIGHT_SUFFIXES))
+        model = str(cached)
+    folder = Path(model).expanduser()
+    if not folder.is_dir():
+        return None
+    names = [path.name for path in folder.iterdir() if path.is_file()]
+    weights = [name for name in model_files(names, load_format) if name.endswith(_WEIGHT_SUFFIXES)]
+    return sum((folder / name).stat().st_size for name in weights)
 
 
 def _cached_snapshot(repo: str, load_format: str) -> Path | None:

@@ -34,9 +34,9 @@ from voxdesk.engine.events import (
     UtteranceStats,
 )
 from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, ProgressCallback, check_chunk
-from voxdesk.engine.vllm.download import resolve_vllm_model
+from voxdesk.engine.vllm.download import resolve_vllm_model, weight_bytes
 from voxdesk.engine.vllm.failures import EngineCoreErrors, explain_engine_death, explain_start_failure
-from voxdesk.engine.vllm.gpu_memory import choose_gpu_memory_utilization, free_gpu_memory
+from voxdesk.engine.vllm.gpu_memory import GPU_SHARING, free_gpu_memory
 from voxdesk.engine.vllm.render import ChunkRenderer
 
 __all__ = ["DESKTOP_MAX_NUM_SEQS", "VllmEngine", "VllmSettings", "engine_arguments", "import_vllm", "install_hint"]
@@ -76,8 +76,9 @@ class VllmSettings:
     ``max_num_seqs`` ``None`` leaves vLLM's own default; ``api_server`` picks the defaults
     vLLM takes for ``vllm serve`` (usage context ``OPENAI_API_SERVER``) rather than an engine's.
     ``gpu_memory_utilization`` ``None`` asks for what the GPU has free, less headroom for the display
-    (:func:`~voxdesk.engine.vllm.gpu_memory.choose_gpu_memory_utilization`; vLLM's own default without
-    a CUDA device). ``engine_args`` holds any other ``AsyncEngineArgs`` field by name (``tensor_parallel_size``,
+    and the part of an LLM that starts after it in this process
+    (:data:`~voxdesk.engine.vllm.gpu_memory.GPU_SHARING`; vLLM's own default without a CUDA device).
+    ``engine_args`` holds any other ``AsyncEngineArgs`` field by name (``tensor_parallel_size``,
     ``quantization``, ``kv_cache_dtype``, ...), as ``voxdesk serve --engine vllm`` parses them.
     """
 
@@ -187,6 +188,7 @@ class VllmEngine:
         except Exception as exc:  # vLLM raises many types; all mean "cannot start"
             message = explain_start_failure(self.settings.model, exc, self._core_errors.text)
             self._core_errors.close()
+            GPU_SHARING.release(self.settings.model)
             raise EngineUnavailable(message) from exc
         finally:
             self._core_errors.stop()
@@ -226,6 +228,7 @@ class VllmEngine:
         if self._llm is not None:
             self._llm.shutdown()
             self._llm = None
+        GPU_SHARING.release(self.settings.model)
         self._core_errors.close()
 
     @staticmethod
@@ -250,15 +253,19 @@ class VllmEngine:
         """Sets the GPU memory share to ask vLLM for; returns a note on it for the progress line.
 
         Raises:
-            EngineUnavailable: the headroom takes all the free memory.
+            EngineUnavailable: the headroom takes all the free memory, or this model and an LLM
+                to start after it do not both fit.
         """
         self._memory_share = self.settings.gpu_memory_utilization
         measured = free_gpu_memory() if self._memory_share is None else None
         if measured is None:
             return ""
         free, total = (round(value / 2**30, 1) for value in measured)
-        self._memory_share = choose_gpu_memory_utilization(*measured)
+        model = self.settings.model
+        weights = weight_bytes(self._model_path or model, self.settings.load_format)
+        self._memory_share = GPU_SHARING.claim(model, f"the speech model {model}", weights, *measured)
         if self._memory_share <= 0:
+            GPU_SHARING.release(model)
             raise EngineUnavailable(
                 f"only {free} of the GPU's {total} GiB is free, too little for {self.settings.model}: close "
                 "programs that use the GPU, or use the built-in engine or a remote server"

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voxdesk.engine.errors import EngineUnavailable
-from voxdesk.engine.vllm.download import resolve_vllm_model
+from voxdesk.engine.vllm.download import resolve_vllm_model, weight_bytes
 from voxdesk.engine.vllm.engine import import_vllm, install_hint
 from voxdesk.engine.vllm.failures import EngineCoreErrors, explain_start_failure
+from voxdesk.engine.vllm.gpu_memory import GPU_SHARING, free_gpu_memory
 
 __all__ = ["Completion", "TextModelSettings", "VllmTextModel"]
 
@@ -31,9 +32,11 @@ class TextModelSettings:
     """The engine arguments of the text model, as ``vllm serve`` spells them.
 
     ``tool_parser`` is the ``--tool-call-parser`` that fits the model's chat template (``hermes``
-    for Qwen and Hermes models). ``gpu_memory_utilization`` ``None`` leaves vLLM's default; beside
-    the speech model the app passes its share of the split. ``engine_args`` holds any other
-    ``AsyncEngineArgs`` field by name (``kv_cache_memory_bytes``, ``quantization``, ...).
+    for Qwen and Hermes models). ``gpu_memory_utilization`` ``None`` asks for what the GPU has
+    free, less headroom and the part of a speech model that starts after it
+    (:data:`~voxdesk.engine.vllm.gpu_memory.GPU_SHARING`; vLLM's default without a CUDA device).
+    ``engine_args`` holds any other ``AsyncEngineArgs`` field by name (``kv_cache_memory_bytes``,
+    ``quantization``, ...).
     """
 
     model: str
@@ -96,12 +99,14 @@ class VllmTextModel:
                 "--tool-call-parser` takes for this model (hermes for Qwen and Hermes models)"
             ) from None
         path = await asyncio.to_thread(resolve_vllm_model, self.settings.model, "auto")
+        share = await asyncio.to_thread(self._memory_share, path)
         self._core_errors.start()
         try:
-            self._llm = await asyncio.to_thread(self._start, path)
+            self._llm = await asyncio.to_thread(self._start, path, share)
         except Exception as exc:  # vLLM raises many types; all mean "cannot start"
             message = explain_start_failure(self.settings.model, exc, self._core_errors.text)
             self._core_errors.close()
+            GPU_SHARING.release(self.settings.model)
             raise EngineUnavailable(message) from exc
         finally:
             self._core_errors.stop()
@@ -156,7 +161,26 @@ class VllmTextModel:
         if self._llm is not None:
             self._llm.shutdown()
             self._llm = None
+        GPU_SHARING.release(self.settings.model)
         self._core_errors.close()
+
+    def _memory_share(self, path: str) -> float | None:
+        """The GPU memory share to ask for (:data:`GPU_SHARING`'s), ``None`` without a CUDA device."""
+        if self.settings.gpu_memory_utilization is not None:
+            return self.settings.gpu_memory_utilization
+        measured = free_gpu_memory()
+        if measured is None:
+            return None
+        model = self.settings.model
+        share = GPU_SHARING.claim(model, f"the LLM {model}", weight_bytes(path, "auto"), *measured)
+        if share <= 0:
+            GPU_SHARING.release(model)
+            free, total = (round(value / 2**30, 1) for value in measured)
+            raise EngineUnavailable(
+                f"only {free} of the GPU's {total} GiB is free, too little for the LLM {model}: close "
+                "programs that use the GPU, or use an LLM server"
+            )
+        return share
 
     def _constraint(self, request: Any, parser: Any, schema: Mapping[str, Any] | None) -> Any:
         """Structured outputs for a schema, or the parser's structural tag for tools (the same
@@ -169,7 +193,7 @@ class VllmTextModel:
         tag = parser.get_structural_tag(request, strict_level=self._api["ToolStrictLevel"].PARAMETER)
         return outputs(structural_tag=json.dumps(tag.model_dump())) if tag is not None else None
 
-    def _start(self, path: str) -> Any:
+    def _start(self, path: str, memory_share: float | None) -> Any:
         settings = self.settings
         arguments: dict[str, Any] = {
             **settings.engine_args,
@@ -181,8 +205,8 @@ class VllmTextModel:
             "enforce_eager": settings.enforce_eager,
             "seed": settings.seed,
         }
-        if settings.gpu_memory_utilization is not None:
-            arguments["gpu_memory_utilization"] = settings.gpu_memory_utilization
+        if memory_share is not None:
+            arguments["gpu_memory_utilization"] = memory_share
         return self._api["AsyncLLM"].from_engine_args(self._api["AsyncEngineArgs"](**arguments))
 
 

@@ -1,25 +1,40 @@
-"""Which runtime the settings choose, and how the in-process one fails where vLLM cannot run
-(the vLLM tier runs both runtimes on a real model: test_llm_vllm.py)."""
+"""Which runtime the settings choose, how the in-process one fails where vLLM cannot run (the
+vLLM tier runs both runtimes on a real model: test_llm_vllm.py), and how it shares the GPU with
+the speech model."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import importlib.util
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.app.actions.fakes import RecordingKeyboard, RecordingLauncher, RecordingOpener, StaticProbe
+from tests.app.actions.fakes import (
+    RecordingKeyboard,
+    RecordingLauncher,
+    RecordingOpener,
+    StaticProbe,
+    recording_services,
+)
 from voxdesk.app.actions.center import ActionCenter, ActionStatus
 from voxdesk.app.actions.commands import CommandSource
 from voxdesk.app.actions.services import Services
+from voxdesk.app.assistant import Assistant
 from voxdesk.app.llm.client import LlmError, OpenAiCompatibleLlm
 from voxdesk.app.llm.in_process import InProcessLlm
-from voxdesk.app.llm.runtime import llm_for
-from voxdesk.app.settings import ActionSettings, WritingSettings, load_settings
+from voxdesk.app.llm.runtime import llm_for, share_gpu
+from voxdesk.app.settings import ActionSettings, EngineSettings, Settings, WritingSettings, load_settings
 from voxdesk.cli.writing import transcript_llm
-from voxdesk.engine.vllm.text import TextModelSettings
+from voxdesk.engine.errors import EngineUnavailable
+from voxdesk.engine.kinds import EngineKind
+from voxdesk.engine.vllm import engine as vllm_engine
+from voxdesk.engine.vllm import text as vllm_text
+from voxdesk.engine.vllm.engine import VllmEngine, VllmSettings
+from voxdesk.engine.vllm.gpu_memory import choose_gpu_memory_utilization, model_need_bytes
+from voxdesk.engine.vllm.text import TextModelSettings, VllmTextModel
 
 no_vllm = pytest.mark.skipif(
     importlib.util.find_spec("vllm") is not None, reason="vLLM is installed here: the in-process runtime loads"
@@ -97,3 +112,80 @@ def test_a_model_that_could_not_start_is_not_loaded_again_by_every_request() -> 
     first, second = asyncio.run(twice())
     assert len(loads) == 1 and first == second
     assert first.startswith("the LLM m in this process could not start: vLLM is not installed")
+
+
+GIB = 2**30
+
+
+def _model_folder(folder: Path, weights_gib: int) -> str:
+    """A model folder whose weights vLLM would read are ``weights_gib`` GiB (sparse: no disk used)."""
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    with (folder / "model.safetensors").open("wb") as weights:
+        weights.truncate(weights_gib * GIB)
+    return str(folder)
+
+
+@pytest.fixture
+def gpu_reading(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[int, int]]]:
+    """What a GPU driver reports free (there is no GPU here): the list's last ``(free, total)``;
+    the sharing expects nothing afterwards (each test closes the engines it started)."""
+    readings: list[tuple[int, int]] = []
+    for module in (vllm_engine, vllm_text):
+        monkeypatch.setattr(module, "free_gpu_memory", lambda: readings[-1])
+    yield readings
+    share_gpu(Settings())
+
+
+def _both_on_the_gpu(tmp_path: Path, speech_gib: int, text_gib: int) -> Settings:
+    speech = _model_folder(tmp_path / "speech", speech_gib)
+    text = _model_folder(tmp_path / "text", text_gib)
+    return Settings(
+        engine=EngineSettings(kind=EngineKind.VLLM, vllm_model=speech),
+        actions=ActionSettings(llm_runtime="vllm", llm_model=text),
+    )
+
+
+def test_in_local_gpu_mode_the_speech_model_leaves_the_in_process_llm_its_part_of_the_gpu(
+    tmp_path: Path, gpu_reading: list[tuple[int, int]]
+) -> None:
+    settings = _both_on_the_gpu(tmp_path, 9, 3)
+    assistant = Assistant(settings, recording_services())  # the window's and the CLI's: it tells the sharing
+    total = 80 * GIB
+    gpu_reading.append((78 * GIB, total))
+    speech = VllmEngine(VllmSettings(model=settings.engine.vllm_model, load_format="auto"))
+    note = speech._choose_memory_share()
+    assert speech._memory_share is not None and speech._memory_share < choose_gpu_memory_utilization(78 * GIB, total)
+    assert note == f" (78.0 of 80.0 GiB GPU memory free; asking for {speech._memory_share:.0%})"
+    left = 78 * GIB - int(speech._memory_share * total)
+    gpu_reading.append((left, total))
+    text = VllmTextModel(TextModelSettings(model=settings.actions.llm_model))
+    text_share = text._memory_share(settings.actions.llm_model)
+    assert text_share == choose_gpu_memory_utilization(left, total) and text_share * total >= model_need_bytes(3 * GIB)
+    asyncio.run(text.aclose())
+    asyncio.run(speech.aclose())
+    # Both stopped: the next to start leaves the other its part again.
+    gpu_reading.append((78 * GIB, total))
+    again = text._memory_share(settings.actions.llm_model)
+    assert again is not None and again < choose_gpu_memory_utilization(78 * GIB, total)
+    asyncio.run(text.aclose())
+    asyncio.run(assistant.aclose())
+
+
+def test_a_speech_model_and_an_llm_that_do_not_both_fit_are_one_sentence_at_the_first_start(
+    tmp_path: Path, gpu_reading: list[tuple[int, int]]
+) -> None:
+    settings = _both_on_the_gpu(tmp_path, 9, 7)
+    share_gpu(settings)
+    gpu_reading.append((23 * GIB, 24 * GIB))
+    speech = VllmEngine(VllmSettings(model=settings.engine.vllm_model, load_format="auto"))
+    with pytest.raises(EngineUnavailable) as failure:
+        speech._choose_memory_share()
+    message = str(failure.value)
+    assert message.startswith("the GPU has 23.0 of its 24.0 GiB free, less than the speech model ")
+    assert f"the LLM {settings.actions.llm_model} about 9.8 GiB need" in message and "\n" not in message
+    # Alone (the LLM served elsewhere) the speech model takes what is free.
+    share_gpu(Settings(engine=settings.engine))
+    speech._choose_memory_share()
+    assert speech._memory_share == choose_gpu_memory_utilization(23 * GIB, 24 * GIB)
+    asyncio.run(speech.aclose())
