@@ -146,6 +146,9 @@ def add_history_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     rewrite.add_argument(
         "--edit", metavar="INSTRUCTION", help='instead: rewrite each utterance so, e.g. "make it formal"'
     )
+    rewrite.add_argument(
+        "--utterance", type=COUNT, metavar="N", help="only the session's Nth utterance (from 1, as listed)"
+    )
     add_llm_arguments(rewrite)
     delete = actions.add_parser("delete", help="delete one session, or everything with --all --yes")
     target = delete.add_mutually_exclusive_group(required=True)
@@ -213,7 +216,15 @@ def _export(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _rewrite(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:
-    utterances = store.utterances(args.session)
+    utterances = list(enumerate(store.utterances(args.session), start=1))
+    if args.utterance is not None:
+        if args.utterance > len(utterances):
+            print(
+                f"voxdesk: session {args.session} has {len(utterances)} utterances, no number {args.utterance}",
+                file=sys.stderr,
+            )
+            return 2
+        utterances = utterances[args.utterance - 1 : args.utterance]
     settings, _ = load_settings()
     mode, _ = user_mode(settings.writing, args.mode.name)
     llm, budget_s = transcript_llm(args)
@@ -224,7 +235,7 @@ def _rewrite(store: HistoryStore, args: argparse.Namespace, out: TextIO) -> int:
             await llm.prepare()
         except LlmError as error:
             print(f"voxdesk: warning: {error}; every utterance written as it was", file=sys.stderr)
-        for number, utterance in enumerate(utterances, start=1):
+        for number, utterance in utterances:
             written = await rewrite(llm, utterance.text, budget_s, mode, args.edit or "")
             if written.note:
                 print(f"voxdesk: warning: utterance {number}: {written.note}; written as it was", file=sys.stderr)

@@ -38,8 +38,9 @@ from voxdesk.app.history.store import HistoryError, HistoryStore
 from voxdesk.app.llm.rewrite import Rewritten
 from voxdesk.app.writing.modes import DEFAULT_MODES
 
-Rewriter = Callable[[str, str, str], Awaitable[Rewritten]]
-"""Writes a past utterance again: (text, mode name, edit instruction) → the rewrite."""
+Rewriter = Callable[[str, str, str, str], Awaitable[Rewritten]]
+"""Writes a past utterance again: (text, mode name, edit instruction, model; ``""`` for the
+settings' mode and model) → the rewrite."""
 _AN_EDIT = "An edit, said in words…"
 
 __all__ = ["HistoryPanel"]
@@ -52,6 +53,13 @@ _FILTERS = {
     "Plain text (*.txt)": ".txt",
     "JSON (*.json)": ".json",
 }
+
+
+def _which_utterances(first: int, last: int, count: int) -> str:
+    """``", utterances 2 to 3"`` for a part of a session's ``count`` utterances, ``""`` for all."""
+    if first == 0 and last == count - 1:
+        return ""
+    return f", utterance {first + 1}" if first == last else f", utterances {first + 1} to {last + 1}"
 
 
 def _when(summary: SessionSummary) -> str:
@@ -120,7 +128,8 @@ class HistoryPanel(QWidget):
         self.again_button = QPushButton("Run &again…", self)
         self.again_button.setAccessibleName("Run the session again through a mode or an edit")
         self.again_button.setToolTip(
-            "Its utterances written again by a mode's cleanup or an edit (the history is kept)"
+            "Its utterances (those of the lines selected in the transcript, if any) written again by "
+            "a mode's cleanup or an edit, with the LLM of Settings or another model (the history is kept)"
         )
         self.again_button.clicked.connect(self._ask_run_again)
         self.again_heading = QLabel(self)
@@ -206,25 +215,40 @@ class HistoryPanel(QWidget):
             self.session_list.blockSignals(False)
         self._show()
 
-    async def run_again(self, mode: str = "", edit: str = "") -> None:
-        """Write the selected session's utterances again, in ``mode`` or as ``edit`` says, and
-        show the result under the transcript; the history is left as it is."""
+    async def run_again(self, mode: str = "", edit: str = "", model: str = "") -> None:
+        """Write the selected session's utterances again (those whose lines are selected in the
+        transcript, if any), in ``mode`` or as ``edit`` says, by ``model`` if named, and show the
+        result under the transcript; the history is left as it is."""
         session_id, rewriter = self.selected_session_id(), self.rewriter
         if session_id is None or rewriter is None:
             return
-        how = f"edited: “{edit}”" if edit else f"in the {mode or 'default'} mode"
-        self.again_heading.setText(f"Session {session_id} running again, {how}…")
+        utterances = self._store.utterances(session_id)
+        first, last = self._selected_lines(len(utterances))
+        what = f"Session {session_id}" + _which_utterances(first, last, len(utterances))
+        how = (f"edited: “{edit}”" if edit else f"in the {mode or 'default'} mode") + (f" by {model}" if model else "")
+        self.again_heading.setText(f"{what} running again, {how}…")
         self.again_view.clear()
         for widget in (self.again_heading, self.again_view):
             widget.show()
         lines, kept = [], 0
-        for utterance in self._store.utterances(session_id):
-            written = await rewriter(utterance.text, mode, edit)
+        for utterance in utterances[first : last + 1]:
+            written = await rewriter(utterance.text, mode, edit, model)
             kept += bool(written.note)
             lines.append(written.text)
             self.again_view.setPlainText("\n".join(lines))
         note = f"; {kept} kept as {'they were' if edit else 'written'} (the LLM did not rewrite them)" if kept else ""
-        self.again_heading.setText(f"Session {session_id} run again, {how} (not saved){note}")
+        self.again_heading.setText(f"{what} run again, {how} (not saved){note}")
+
+    def _selected_lines(self, count: int) -> tuple[int, int]:
+        """The first and last utterance (from 0) of the lines selected in the transcript; all of
+        them without a selection, or while the transcript shows search results instead."""
+        cursor = self.view.textCursor()
+        if not cursor.hasSelection() or self.search_box.text().strip():
+            return 0, count - 1
+        document = self.view.document()
+        first = document.findBlock(cursor.selectionStart()).blockNumber()
+        last = document.findBlock(cursor.selectionEnd()).blockNumber()
+        return min(first, count - 1), min(last, count - 1)
 
     @Slot()
     def _ask_run_again(self) -> None:
@@ -237,8 +261,11 @@ class HistoryPanel(QWidget):
             edit, chosen = QInputDialog.getText(self, "Run again", "How? For example: make it formal")
             if not chosen or not edit.strip():
                 return
+        model, chosen = QInputDialog.getText(self, "Run again", "Model (empty: the one in Settings):")
+        if not chosen:
+            return
         mode = "" if edit else choice.split(":", 1)[0]
-        run = asyncio.ensure_future(self.run_again(mode, edit.strip()))
+        run = asyncio.ensure_future(self.run_again(mode, edit.strip(), model.strip()))
         self._runs.add(run)
         run.add_done_callback(self._runs.discard)
 

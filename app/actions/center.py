@@ -142,7 +142,8 @@ class ActionCenter:
             llm=self._llm_client,
         )
         self._mode = _mode_of(settings.mode) or ActionMode.COMMAND
-        self._client: tuple[tuple[str, ...], Llm] | None = None
+        # The settings' LLM under "", another model re-processing from the history under "other".
+        self._clients: dict[str, tuple[tuple[str, ...], Llm]] = {}
         self._closing: set[asyncio.Task[None]] = set()  # LLMs the settings no longer name
         self._records: collections.OrderedDict[int, ActionRecord] = collections.OrderedDict()
         self._commands: dict[int, Command] = {}  # the command behind each record
@@ -331,16 +332,20 @@ class ActionCenter:
 
     # ---- internals -------------------------------------------------------------------------
 
-    def _llm_client(self) -> tuple[Llm, float]:
-        """The LLM (for cleanup, edits, questions and the fallback) and its time budget."""
+    def _llm_client(self, model: str = "") -> tuple[Llm, float]:
+        """The LLM (for cleanup, edits, questions and the fallback) and its time budget; with
+        ``model``, that model on the settings' runtime instead (one such model is kept at a time)."""
         if self._given_llm is not None:
             return self._given_llm, self.settings.llm_timeout_s
-        key = runtime_key(self.settings)
-        if self._client is None or self._client[0] != key:
-            if self._client is not None:
-                self._retire(self._client[1])
-            self._client = (key, llm_for(self.settings))
-        return self._client[1], self.settings.llm_timeout_s
+        other = bool(model) and model != self.settings.llm_model
+        settings = dataclasses.replace(self.settings, llm_model=model) if other else self.settings
+        slot, key = ("other" if other else ""), runtime_key(settings)
+        held = self._clients.get(slot)
+        if held is None or held[0] != key:
+            if held is not None:
+                self._retire(held[1])
+            held = self._clients[slot] = (key, llm_for(settings))
+        return held[1], self.settings.llm_timeout_s
 
     def _retire(self, llm: Llm) -> None:
         """Let go of an LLM the settings no longer name (an in-process one frees its memory)."""
@@ -351,10 +356,11 @@ class ActionCenter:
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
-    async def rewrite(self, text: str, mode: str = "", edit: str = "") -> Rewritten:
+    async def rewrite(self, text: str, mode: str = "", edit: str = "", model: str = "") -> Rewritten:
         """``text`` (a past utterance) written again in the mode called ``mode`` (default: the
-        settings' one) with its cleanup, or rewritten as ``edit`` says, by the settings' LLM."""
-        llm, budget_s = self._llm_client()
+        settings' one) with its cleanup, or rewritten as ``edit`` says, by the settings' LLM or
+        the one called ``model`` on the same runtime (server or in-process)."""
+        llm, budget_s = self._llm_client(model)
         chosen, _ = user_mode(self.dictation.settings, mode or None)
         return await rewrite(llm, text, budget_s, chosen, edit)
 

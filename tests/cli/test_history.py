@@ -243,3 +243,17 @@ def test_rewrite_runs_a_session_again_through_a_modes_cleanup_or_an_edit(
     )
     with HistoryStore.open() as store:
         assert [u.text for u in store.utterances(weather)] == heard  # the history is left as it is
+
+
+def test_rewrite_of_one_utterance_with_another_model_asks_that_model_for_that_utterance_only(
+    sessions: tuple[int, int], capsys: pytest.CaptureFixture[str], fake_llm: FakeLlm
+) -> None:
+    weather, _ = sessions
+    fake_llm.content = json.dumps({"text": "Rain."})
+    llm = ["--llm-url", fake_llm.url, "--llm-model", "another-model"]
+    assert main(["history", "rewrite", str(weather), "--utterance", "2", *llm]) == 0
+    assert capsys.readouterr().out == "Rain.\n"
+    [request] = fake_llm.requests
+    assert (request["model"], request["messages"][1]["content"]) == ("another-model", "Tomorrow it will rain.")
+    assert main(["history", "rewrite", str(weather), "--utterance", "3", *llm]) == 2
+    assert capsys.readouterr().err == f"voxdesk: session {weather} has 2 utterances, no number 3\n"

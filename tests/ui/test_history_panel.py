@@ -13,7 +13,7 @@ import pytest
 import srt
 import webvtt
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QTextCursor
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -221,18 +221,45 @@ def test_a_failing_store_is_reported_not_raised(
     assert warnings == ["the history database failed: disk I/O error"]
 
 
+def test_run_again_on_the_selected_lines_with_another_model_rewrites_only_those_utterances(
+    panel: HistoryPanel, fake_llm: FakeLlm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    panel.rewriter = center_on(tmp_path, fake_llm.url).rewrite
+    assert panel.select_session(1)
+    cursor = panel.view.textCursor()
+    cursor.setPosition(panel.view.document().findBlockByNumber(1).position() + 3)  # inside the second line
+    cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+    panel.view.setTextCursor(cursor)
+    fake_llm.content = json.dumps({"text": "Rain tomorrow."})
+    run_again_by_the_button(panel, monkeypatch, "An edit, said in words…", "make it short", model="other-model")
+    assert panel.again_view.toPlainText() == "Rain tomorrow."
+    assert panel.again_heading.text() == (
+        "Session 1, utterance 2 run again, edited: “make it short” by other-model (not saved)"
+    )
+    [request] = fake_llm.requests
+    assert request["model"] == "other-model" and "Tomorrow it will rain." in request["messages"][-1]["content"]
+    # No selection: the whole session, by the model of the settings.
+    panel.view.setTextCursor(QTextCursor(panel.view.document()))
+    run_again_by_the_button(panel, monkeypatch, "An edit, said in words…", "make it short")
+    assert [r["model"] for r in fake_llm.requests[1:]] == ["fake-model", "fake-model"]
+
+
 def center_on(tmp_path: Path, url: str) -> ActionCenter:
     """The assistant's action center with its LLM at ``url`` (what the window gives the panel)."""
     settings = ActionSettings(llm_url=url, llm_model="fake-model", llm_timeout_s=2)
     return ActionCenter(settings, Services(), commands=CommandSource(user_path=tmp_path / "c.toml"))
 
 
-def run_again_by_the_button(panel: HistoryPanel, monkeypatch: pytest.MonkeyPatch, choice: str, edit: str = "") -> None:
-    """Click *Run again…*, answer its questions, and wait for the result to be shown."""
+def run_again_by_the_button(
+    panel: HistoryPanel, monkeypatch: pytest.MonkeyPatch, choice: str, edit: str = "", model: str = ""
+) -> None:
+    """Click *Run again…*, answer its questions (the way, the edit, the model), and wait for the
+    result to be shown."""
     monkeypatch.setattr(QInputDialog, "getItem", lambda *args: (choice, True))
-    monkeypatch.setattr(QInputDialog, "getText", lambda *args: (edit, True))
+    monkeypatch.setattr(QInputDialog, "getText", lambda *args: (model if args[2].startswith("Model") else edit, True))
 
     async def scenario() -> None:
+        panel.again_heading.clear()  # an earlier run's last word is not this one's
         panel.again_button.click()
         deadline = time.monotonic() + 10
         while "(not saved)" not in panel.again_heading.text():  # the run's own last word
