@@ -1,7 +1,7 @@
 """API keys in the system keyring instead of ``settings.toml``.
 
-The remote server's key (``[engine] api_key``) and the LLM fallback's (``[actions]
-llm_api_key``) are kept with the ``keyring`` package (Secret Service on Linux, the macOS
+The remote server's key (``[engine] api_key``), the LLM's (``[actions] llm_api_key``) and the
+speech server's (``[speech] api_key``) are kept with the ``keyring`` package (Secret Service on Linux, the macOS
 Keychain, the Windows Credential Locker) under the service ``voxdesk``, and written to the file
 as ``""``. A key found in plain text in the file is moved into the keyring when the settings
 are loaded, and the file is rewritten without it.
@@ -24,7 +24,7 @@ from voxdesk.app.settings import Settings, load_settings, save_settings, setting
 __all__ = ["KEY_NAMES", "SERVICE", "KeyStore", "load_with_keys", "save_with_keys"]
 
 SERVICE = "voxdesk"
-KEY_NAMES = ("engine.api_key", "actions.llm_api_key")
+KEY_NAMES = ("engine.api_key", "actions.llm_api_key", "speech.api_key")
 """The settings that hold API keys, ``section.field``; also the keyring's user names."""
 
 logger = logging.getLogger(__name__)

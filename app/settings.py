@@ -22,6 +22,7 @@ import platformdirs
 import tomli_w
 
 from voxdesk.engine.kinds import EngineKind
+from voxdesk.engine.tts.choice import SPEECH_BACKENDS
 
 APP_NAME = "voxdesk"
 ACTION_MODES = ("command", "dictation")
@@ -110,6 +111,25 @@ class WritingSettings:
 
 
 @dataclass
+class SpeechSettings:
+    backend: str = "espeak-ng"  # one of SPEECH_BACKENDS: espeak-ng here, or an OpenAI-compatible /v1/audio/speech
+    voice: str = ""  # the backend's voice ("" its default: espeak-ng en-us, OpenAI alloy); `voxdesk voices` lists them
+    rate: float = 1.0  # speaking speed, 1.0 the voice's own
+    volume: float = 1.0  # 0.0 silent to 1.0 full
+    url: str = "http://127.0.0.1:8880/v1"  # for backend "openai"
+    model: str = "tts-1"  # for backend "openai"
+    api_key: str = ""  # for backend "openai"
+    # What is said aloud: answers to questions (and the LLM's), actions waiting for a yes or no,
+    # timer alarms, and errors that stop an action or a request not understood.
+    answers: bool = True
+    confirmations: bool = True
+    alarms: bool = True
+    errors: bool = True
+    in_dictation: bool = False  # whether replies are spoken in dictation mode too (alarms always are)
+    max_sentences: int = 2  # a longer reply is cut there, with "more on screen"
+
+
+@dataclass
 class KeySettings:
     # API keys live in the system keyring (voxdesk.app.api_keys); where there is none they are kept
     # for the session only, unless this says to write them here in plain text.
@@ -125,6 +145,7 @@ class Settings:
     actions: ActionSettings = field(default_factory=ActionSettings)
     keys: KeySettings = field(default_factory=KeySettings)
     writing: WritingSettings = field(default_factory=WritingSettings)
+    speech: SpeechSettings = field(default_factory=SpeechSettings)
 
 
 _CHOICES = {
@@ -132,6 +153,7 @@ _CHOICES = {
     ("actions", "llm_runtime"): LLM_RUNTIMES,
     ("engine", "device"): WHISPER_DEVICES,
     ("engine", "server_dialect"): SERVER_DIALECTS,
+    ("speech", "backend"): SPEECH_BACKENDS,
 }
 
 

@@ -28,6 +28,7 @@ The third names the module that defines it, below ``voxdesk``.
     ├── HistoryError           exit 1          app.history          a history request that failed
     ├── ExportError            exit 1          app.history          an export format that does not exist
     ├── MicrophoneUnavailable  window          app.listening        no input device can be opened
+    ├── PlaybackUnavailable    exit 1          app.speaking         no output device for a spoken reply (voxdesk say)
     ├── CommandFileError       window          app.actions          a command file that cannot be read or parsed
     ├── LlmError               window          app.llm              an LLM unreachable, refusing or late: text kept
     └── ActionError            window          app.actions          an action that could not be done
