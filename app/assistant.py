@@ -4,7 +4,9 @@ file queue, joined."""
 from __future__ import annotations
 
 from voxdesk.app.actions import ActionCenter, CommandSource, Services
+from voxdesk.app.actions.center import ActionRecord, ActionStatus
 from voxdesk.app.actions.commands import problem_summary
+from voxdesk.app.actions.kinds import ActionMode
 from voxdesk.app.files.queue import FileQueue
 from voxdesk.app.files.queue_runner import EngineFileRunner
 from voxdesk.app.history.live import LiveHistory
@@ -13,6 +15,8 @@ from voxdesk.app.listening.controller import Controller
 from voxdesk.app.listening.events import Problem
 from voxdesk.app.llm.runtime import share_gpu
 from voxdesk.app.settings import Settings
+from voxdesk.app.speaking.replies import ReplyKind, reply_for
+from voxdesk.app.speaking.speaker import Speaker
 from voxdesk.app.voice_actions import VoiceActions
 
 __all__ = ["Assistant"]
@@ -39,6 +43,11 @@ class Assistant:
         self.actions = VoiceActions(self.controller, self.center, self.history)
         self.file_runner = EngineFileRunner(history_store, settings.engine)
         self.files = FileQueue(self.file_runner)
+        self.speaker = Speaker(settings.speech, on_problem=lambda message: self.controller.report(Problem(message)))
+        self.controller.own_voice_at = self.speaker.heard_at  # no echo canceller yet: replies are not heard
+        self._replied: set[tuple[int, ActionStatus]] = set()
+        self.center.add_record_listener(self._reply)
+        self.center.add_alarm_listener(lambda message: self.speaker.announce(message, ReplyKind.ALARM))
 
     async def start(self) -> None:
         """Load the engine the settings name; a failure, and the command files' problems, are
@@ -54,6 +63,14 @@ class Assistant:
         if problem is not None:
             self.controller.report(Problem(f"{problem}; dictation is typed as heard"))
 
+    def _reply(self, record: ActionRecord) -> None:
+        """Say a record's reply aloud once it has one (an answer, a question, a failure)."""
+        reply = reply_for(record)
+        if reply is None or (record.id, record.status) in self._replied:
+            return
+        self._replied.add((record.id, record.status))
+        self.speaker.announce(*reply, dictating=self.center.mode is ActionMode.DICTATION)
+
     def _command_problems(self, problems: list[str]) -> None:
         self.controller.report(Problem(problem_summary(problems)))
 
@@ -63,6 +80,7 @@ class Assistant:
         share_gpu(settings)
         await self.controller.apply_settings(settings)
         self.center.update_settings(settings.actions, settings.writing)
+        self.speaker.update_settings(settings.speech)
         self.file_runner.use(settings.engine)
         await self._prepare_llm()
 
@@ -72,5 +90,6 @@ class Assistant:
         await self.files.aclose()
         await self.file_runner.aclose()
         await self.actions.aclose()
+        await self.speaker.aclose()
         if self.history is not None:
             self.history.store.close()

@@ -4,7 +4,6 @@ speech server. The window's set-up dialog drives these."""
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import ctypes
 import logging
@@ -15,11 +14,11 @@ from pathlib import Path
 import numpy as np
 
 from voxdesk.app.engines import build_engine
-from voxdesk.app.listening.capture import AudioCapture, AudioLevel, CaptureStatus, MicrophoneUnavailable
+from voxdesk.app.listening.capture import AudioCapture, AudioLevel, CaptureStatus
 from voxdesk.app.settings import EngineSettings, settings_path
 from voxdesk.engine.session import SAMPLE_RATE
 
-__all__ = ["MicrophoneCheck", "check_server", "cuda_device", "is_first_run", "play_back"]
+__all__ = ["MicrophoneCheck", "check_server", "cuda_device", "is_first_run"]
 
 logger = logging.getLogger("voxdesk.setup")
 
@@ -80,26 +79,6 @@ class MicrophoneCheck:
         """The last seconds heard (16 kHz mono float32), at most ``keep_seconds``."""
         audio = np.concatenate(list(self._kept)) if self._kept else np.zeros(0, np.float32)
         return audio[-self._keep :]
-
-
-async def play_back(audio: np.ndarray) -> None:
-    """Play 16 kHz mono audio on the default output and return when it has played.
-
-    Raises:
-        MicrophoneUnavailable: PortAudio is missing or there is no output device.
-    """
-    try:
-        import sounddevice
-    except OSError as exc:
-        raise MicrophoneUnavailable(f"PortAudio is not installed ({exc})") from exc
-
-    def play() -> None:
-        sounddevice.play(audio, SAMPLE_RATE, blocking=True)
-
-    try:
-        await asyncio.to_thread(play)
-    except sounddevice.PortAudioError as exc:
-        raise MicrophoneUnavailable(f"cannot play on the default output: {exc}") from exc
 
 
 async def check_server(choice: EngineSettings) -> str:

@@ -35,6 +35,7 @@ from voxdesk.cli.history import (
 )
 from voxdesk.cli.models import add_models_parser, run_models
 from voxdesk.cli.server_urls import ServerUrls
+from voxdesk.cli.speech import add_speech_parsers, run_say, run_voices
 from voxdesk.cli.terminal import LiveTranscriptPrinter, ProgressBar, event_to_json, print_summary
 from voxdesk.cli.vllm_options import add_vllm_arguments, unrecognized, vllm_settings, wants_vllm
 from voxdesk.cli.writing import (
@@ -139,6 +140,7 @@ def build_parser(vllm: bool = False) -> argparse.ArgumentParser:
     _add_serve_parser(commands, vllm)
     add_history_parser(commands)
     add_models_parser(commands)
+    add_speech_parsers(commands)
     add_commands_parser(commands)
     return parser
 
@@ -444,6 +446,10 @@ def _main(argv: list[str] | None, open_window: Callable[[argparse.Namespace], in
             return run_models(args)
         if args.command == "commands":
             return run_commands(args)
+        if args.command == "say":
+            return run_say(args)
+        if args.command == "voices":
+            return run_voices(args)
         if args.command == "serve":
             with asyncio.Runner(loop_factory=_server_loop_factory()) as runner:
                 return runner.run(_serve(args))

@@ -4,6 +4,7 @@ virtual microphone and X display, and settings kept away from the user's own."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Coroutine, Iterator
@@ -97,6 +98,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if RIG_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.integration)
+
+
+_MIC_NEEDED = False
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    global _MIC_NEEDED
+    _MIC_NEEDED = any("virtual_mic" in getattr(item, "fixturenames", ()) for item in session.items)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sound_server_first(request: pytest.FixtureRequest) -> None:
+    """When any test of the run uses the virtual microphone, it starts before the first test:
+    PortAudio sees only the sound servers that run when it initializes, and any test may be the
+    first to initialize it (a spoken reply plays through it)."""
+    if _MIC_NEEDED:
+        with contextlib.suppress(pytest.skip.Exception):  # no rig: the tests that need it skip, saying why
+            request.getfixturevalue("virtual_mic")
 
 
 @pytest.fixture(autouse=True)

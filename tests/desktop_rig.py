@@ -3,7 +3,7 @@
 The microphone is a PulseAudio daemon (user mode, no sound card) with a null sink whose
 monitor is remapped as the default source. Whatever is played into the sink is what PortAudio
 records from the default input, through ALSA's ``pulse`` plugin. A silent keep-alive stream
-keeps the sink rendering in 20 ms blocks; an idle null sink renders in 2 s bursts.
+keeps each sink rendering in 20 ms blocks; an idle null sink renders in 2 s bursts.
 
 ``PULSE_SERVER`` must be in the environment before PortAudio initializes (it lists devices
 once), so the rig starts before the test session imports sounddevice.
@@ -11,15 +11,20 @@ once), so the rig starts before the test session imports sounddevice.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import numpy as np
 
 SINK = "vmic_sink"
 SOURCE = "vmic"
+SPEAKER = "speaker"
 
 
 class RigUnavailable(RuntimeError):
@@ -38,13 +43,17 @@ def _stop(process: subprocess.Popen[bytes] | None) -> None:
 
 
 class VirtualMic:
-    """A PulseAudio daemon whose default source is fed by what :meth:`play` plays."""
+    """A PulseAudio daemon whose default source is fed by what :meth:`play` plays.
+
+    Its default sink is a second null sink, the loudspeaker: what Voxdesk plays goes there, not
+    into the microphone, and :meth:`record_speaker` records it from its monitor.
+    """
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.socket = directory / "native"
         self._daemon: subprocess.Popen[bytes] | None = None
-        self._keepalive: subprocess.Popen[bytes] | None = None
+        self._keepalives: list[subprocess.Popen[bytes]] = []
         self._players: list[subprocess.Popen[bytes]] = []
 
     @property
@@ -74,7 +83,9 @@ class VirtualMic:
             " sink_properties=device.description=VirtualMicSink\n"
             f"load-module module-remap-source master={SINK}.monitor source_name={SOURCE}"
             " source_properties=device.description=VirtualMic\n"
-            f"set-default-sink {SINK}\nset-default-source {SOURCE}\n"
+            f"load-module module-null-sink sink_name={SPEAKER} rate=48000"
+            " sink_properties=device.description=VirtualLoudspeaker\n"
+            f"set-default-sink {SPEAKER}\nset-default-source {SOURCE}\n"
         )
         env = {**os.environ, "HOME": str(self.directory / "home"), "XDG_RUNTIME_DIR": str(runtime)}
         log = self.directory / "pulse.log"
@@ -91,12 +102,15 @@ class VirtualMic:
                 details = log.read_text() if log.exists() else ""
                 raise RigUnavailable(f"pulseaudio did not start: {details[-500:]}")
             time.sleep(0.1)
-        self._keepalive = subprocess.Popen(
-            ["pacat", "--playback", f"--device={SINK}", "--latency-msec=20", "--raw", "--format=s16le",
-             "--rate=48000", "--channels=2", "--client-name=vmic-keepalive", "/dev/zero"],
-            env={**os.environ, **self.environment}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+        self._keepalives = [
+            subprocess.Popen(
+                ["pacat", "--playback", f"--device={sink}", "--latency-msec=20", "--raw", "--format=s16le",
+                 "--rate=48000", "--channels=2", f"--client-name={sink}-keepalive", "/dev/zero"],
+                env={**os.environ, **self.environment}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for sink in (SINK, SPEAKER)
+        ]  # fmt: skip
         time.sleep(1.0)  # the sink needs about a second to switch to the low-latency block size
 
     @property
@@ -112,9 +126,62 @@ class VirtualMic:
         self._players.append(player)
         return player
 
+    def record_speaker(self, path: Path) -> subprocess.Popen[bytes]:
+        """Start recording what the loudspeaker plays to a WAV file (16 kHz mono); stop the
+        returned process (terminate) to end the file."""
+        recorder = subprocess.Popen(
+            ["parec", f"--device={SPEAKER}.monitor", "--file-format=wav", "--format=s16le", "--rate=16000",
+             "--channels=1", "--latency-msec=20", str(path)],
+            env={**os.environ, **self.environment}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        self._players.append(recorder)
+        deadline = time.monotonic() + 10
+        while f"{SPEAKER}.monitor" not in self._recording_sources():  # what is played from now on is kept
+            if recorder.poll() is not None or time.monotonic() > deadline:
+                raise RigUnavailable(f"parec did not start recording the loudspeaker: {recorder.stderr}")
+            time.sleep(0.02)
+        return recorder
+
+    @contextlib.contextmanager
+    def echo_path(self) -> Iterator[None]:
+        """While inside: what the loudspeaker plays is also heard by the microphone, as from a
+        laptop's speakers (a loopback from the loudspeaker's monitor into the microphone's sink)."""
+        loaded = self._pactl(
+            "load-module", "module-loopback", f"source={SPEAKER}.monitor", f"sink={SINK}", "latency_msec=20"
+        )
+        if loaded.returncode != 0:
+            raise RigUnavailable(f"no echo path: {loaded.stderr.decode().strip()}")
+        try:
+            yield
+        finally:
+            self._pactl("unload-module", loaded.stdout.decode().strip())
+
+    def finish_recording(self, recorder: subprocess.Popen[bytes], path: Path, quiet_s: float = 0.5) -> None:
+        """End a :meth:`record_speaker` recording once what was played has reached the file: it
+        holds sound, then ``quiet_s`` of silence (the loudspeaker renders silence in 20 ms blocks
+        when nothing plays)."""
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            samples = np.frombuffer(path.read_bytes()[44:], dtype="<i2") if path.exists() else np.zeros(0, "<i2")
+            loud = np.flatnonzero(np.abs(samples[: len(samples) // 2 * 2]) > 650)  # -34 dBFS
+            if len(loud) and len(samples) - loud[-1] > quiet_s * 16_000:
+                break
+            time.sleep(0.05)
+        recorder.terminate()
+        recorder.wait()
+
+    def _recording_sources(self) -> str:
+        """The names of the sources something records from now."""
+        sources = {
+            line.split("\t")[0]: line.split("\t")[1]
+            for line in self._pactl("list", "short", "sources").stdout.decode().splitlines()
+        }
+        outputs = self._pactl("list", "short", "source-outputs").stdout.decode().splitlines()
+        return " ".join(sources.get(line.split("\t")[1], "") for line in outputs if "\t" in line)
+
     def kill_daemon(self) -> None:
         """Make the microphone vanish the hard way: the sound server dies under the stream."""
-        for process in (self._keepalive, self._daemon):
+        for process in (*self._keepalives, self._daemon):
             if process is not None and process.poll() is None:
                 process.send_signal(signal.SIGKILL)
                 process.wait()
@@ -125,9 +192,10 @@ class VirtualMic:
         for player in self._players:
             _stop(player)
         self._players.clear()
-        _stop(self._keepalive)
+        for keepalive in self._keepalives:
+            _stop(keepalive)
         _stop(self._daemon)
-        self._keepalive = self._daemon = None
+        self._keepalives, self._daemon = [], None
 
 
 class XvfbDisplay:

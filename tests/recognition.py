@@ -17,6 +17,7 @@ fails under a perturbation this small is too tight to survive another machine.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -244,3 +245,21 @@ PERTURBATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "pink noise at 25 dB SNR": noise_at(25.0),
 }
 """Changes smaller than those between two machines' synthesizers and kernels."""
+
+
+_SAID_AS_WORDS = {
+    "oh": 0, "zero": 0, "one": 1, "won": 1, "two": 2, "to": 2, "too": 2, "three": 3, "four": 4, "for": 4,
+    "five": 5, "six": 6, "seven": 7, "eight": 8, "ate": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}  # fmt: skip
+"""Hours Whisper may write as a word, homophones included ("for" is how it spells a clear "four"):
+a margin on spelling; the hour must still be heard."""
+
+
+def hour_problem(text: str, hour: int) -> str | None:
+    """Why ``text`` (a spoken time, recognized) does not say ``hour`` (1 to 12), or ``None``:
+    the hour as a number of its own, the head of a time (``8:47``, ``8.47``, ``847``) or a word."""
+    for token in re.findall(r"\d+(?:[:.]\d+)?|[a-z]+", text.lower()):
+        head = re.split(r"[:.]", token)[0]
+        if _SAID_AS_WORDS.get(head) == hour or head == str(hour) or (len(head) in (3, 4) and head[:-2] == str(hour)):
+            return None
+    return f"the hour {hour} is not in {text!r}"

@@ -111,6 +111,7 @@ class Desktop:
         self.tray = self._make_tray()
         services.notifier = services.notifier or TrayNotifier(self.tray)
         self.assistant.center.add_mode_listener(self._remember_mode)
+        self.assistant.center.add_alarm_listener(self.window.show_alarm)
         self.window.add_panel(ActionsPanel(self.assistant.center), "&Actions")
         self.window.attach_actions(self.assistant.center)
         self.files_panel = FileQueuePanel(self.assistant.files)

@@ -27,12 +27,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from voxdesk.app.first_run import PLAYBACK_SECONDS, MicrophoneCheck, check_server, play_back
+from voxdesk.app.first_run import PLAYBACK_SECONDS, MicrophoneCheck, check_server
 from voxdesk.app.listening.capture import AudioLevel, CaptureStatus, MicrophoneUnavailable
 from voxdesk.app.listening.level import LevelWatch
 from voxdesk.app.settings import EngineSettings, Settings
+from voxdesk.app.speaking.playback import Playback, PlaybackUnavailable
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.kinds import EngineKind
+from voxdesk.engine.session import SAMPLE_RATE
+from voxdesk.engine.tts.speech import Speech
 from voxdesk.ui.level_meter import LevelMeter
 from voxdesk.ui.llm_settings import LlmPage
 
@@ -175,9 +178,9 @@ class FirstRunDialog(QDialog):
 
     async def _play(self, audio: np.ndarray) -> None:
         try:
-            await play_back(audio)
+            await Playback().play(Speech(audio, SAMPLE_RATE))
             self.mic_status.setText(f"Played {len(audio) / 16000:.1f} s on the default output.")
-        except MicrophoneUnavailable as exc:
+        except PlaybackUnavailable as exc:
             self.mic_status.setText(_sentence(str(exc)))
         finally:
             self.play_button.setEnabled(True)

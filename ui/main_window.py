@@ -150,6 +150,19 @@ class MainWindow(QMainWindow):
         self.speed_banner.setWordWrap(True)
         self.speed_banner.setStyleSheet("QLabel { background: #fff4ce; color: #4d3900; padding: 6px; }")
         self.speed_banner.hide()
+        self.alarm_banner = QLabel()
+        self.alarm_banner.setAccessibleName("Alarm")
+        self.alarm_banner.setWordWrap(True)
+        self.alarm_banner.setStyleSheet("QLabel { background: #dbeafe; color: #10254d; padding: 6px; }")
+        self.dismiss_alarm_button = QPushButton("&Dismiss")
+        self.dismiss_alarm_button.setAccessibleName("Dismiss the alarm")
+        self.dismiss_alarm_button.clicked.connect(self.dismiss_alarm)
+        self.alarm_row = QWidget()
+        alarm_layout = QHBoxLayout(self.alarm_row)
+        alarm_layout.setContentsMargins(0, 0, 0, 0)
+        alarm_layout.addWidget(self.alarm_banner, 1)
+        alarm_layout.addWidget(self.dismiss_alarm_button)
+        self.alarm_row.hide()
         self.no_sound_hint = QLabel()
         self.no_sound_hint.setAccessibleName("No sound from the microphone")
         self.no_sound_hint.setWordWrap(True)
@@ -180,6 +193,7 @@ class MainWindow(QMainWindow):
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.addLayout(top)
+        layout.addWidget(self.alarm_row)
         layout.addWidget(self.problem_banner)
         layout.addWidget(self.speed_banner)
         layout.addWidget(self.no_sound_hint)
@@ -385,6 +399,19 @@ class MainWindow(QMainWindow):
         self.problem_banner.setText(message[:1].upper() + message[1:])
         self.problem_banner.show()
         self._problem_concern = concern
+
+    def show_alarm(self, message: str) -> None:
+        """Show an alarm that went off (a timer) until it is dismissed, and ask the desktop to
+        draw the user's attention to the window."""
+        shown = self.alarm_banner.text()
+        self.alarm_banner.setText(f"{shown}\n{message}" if self.alarm_row.isVisible() and shown else message)
+        self.alarm_row.show()
+        QApplication.alert(self)
+
+    def dismiss_alarm(self) -> None:
+        """Hide the alarms shown."""
+        self.alarm_row.hide()
+        self.alarm_banner.clear()
 
     def _resolve(self, concern: Concern) -> None:
         """A good outcome of ``concern``: the problem shown ends if it is about that."""

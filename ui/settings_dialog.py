@@ -32,6 +32,7 @@ from voxdesk.engine.remote.openai import OPENAI_REALTIME_URL
 from voxdesk.engine.vllm.models import REALTIME_MODELS
 from voxdesk.engine.whisper.catalog import ModelChoice, language_codes
 from voxdesk.ui.llm_settings import LlmPage
+from voxdesk.ui.voice_settings import VoicePage
 from voxdesk.ui.writing_settings import WritingPage
 
 ENGINE_LABELS = {
@@ -142,6 +143,8 @@ class SettingsDialog(QDialog):
         self.pages.addTab(general, "&General")
         self.pages.addTab(self.writing, "&Writing")
         self.pages.addTab(self.llm, "&Assistant")
+        self.voice = VoicePage(settings.speech)
+        self.pages.addTab(self.voice, "&Voice")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
@@ -267,4 +270,5 @@ class SettingsDialog(QDialog):
         result.listening.overlay = self.overlay.isChecked()
         result.writing = self.writing.writing_settings()
         result.actions = self.llm.action_settings()
+        result.speech = self.voice.speech_settings()
         return result

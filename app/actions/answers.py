@@ -30,7 +30,9 @@ def answer(question: Question, now: float, timers: Iterable[RunningTimer] = ()) 
     """The answer to ``question`` at ``now`` (seconds since the epoch), in one sentence."""
     local = time.localtime(now)
     if question is Question.TIME:
-        return f"It is {local.tm_hour}:{local.tm_min:02d}."
+        # The 12-hour clock, as English speaks it: also what a synthesized voice says most clearly.
+        meridiem = "AM" if local.tm_hour < 12 else "PM"
+        return f"It is {local.tm_hour % 12 or 12}:{local.tm_min:02d} {meridiem}."
     if question is Question.DATE:
         return f"It is {time.strftime('%A', local)}, {local.tm_mday} {time.strftime('%B %Y', local)}."
     left = sorted(timers, key=lambda timer: timer.due)

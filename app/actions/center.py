@@ -101,6 +101,7 @@ class _Listeners:
     records: list[Callable[[ActionRecord], None]] = field(default_factory=list)
     mode: list[Callable[[ActionMode], None]] = field(default_factory=list)
     log: list[Callable[[str], None]] = field(default_factory=list)
+    alarms: list[Callable[[str], None]] = field(default_factory=list)
 
 
 class ActionCenter:
@@ -224,6 +225,21 @@ class ActionCenter:
     def add_log_listener(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Call ``callback`` with each new log line (actions and warnings)."""
         return self._add(self._listeners.log, callback)
+
+    def add_alarm_listener(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``callback`` with an alarm's message when one goes off (a timer): the window
+        shows it, the speaker says it."""
+        return self._add(self._listeners.alarms, callback)
+
+    @property
+    def hears_alarms(self) -> bool:
+        """Whether anyone listens for alarms (besides the desktop's notifications)."""
+        return bool(self._listeners.alarms)
+
+    def alarm(self, message: str) -> None:
+        """An alarm went off: logged, and told to the alarm listeners."""
+        self._log_line(f"alarm: {message}", level=logging.WARNING)
+        self._emit(self._listeners.alarms, message)
 
     # ---- the flow --------------------------------------------------------------------------
 

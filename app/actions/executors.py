@@ -73,6 +73,11 @@ class CenterControls(Protocol):
 
     async def edit(self, instruction: str) -> Outcome: ...
 
+    @property
+    def hears_alarms(self) -> bool: ...
+
+    def alarm(self, message: str) -> None: ...
+
 
 def format_duration(n: SlotValue, unit: str) -> str:
     """``5, "minutes"`` → "5 minutes", ``1, "minutes"`` → "1 minute"."""
@@ -190,9 +195,8 @@ class Executor:
     async def timer(self, request: ActionRequest) -> Outcome:
         """The ``timer`` action."""
         values = request.values
-        notifier = self.services.notifier
-        if notifier is None:
-            raise ActionError("timers need desktop notifications, which are not available")
+        if self.services.notifier is None and not self.center.hears_alarms:
+            raise ActionError("timers need desktop notifications, the window or spoken replies, and none is here")
         n, unit = values["n"], str(values["unit"])
         if isinstance(n, str) or unit not in _UNIT_SECONDS:
             raise ActionError(f"cannot set a timer for {n} {unit}")
@@ -204,8 +208,13 @@ class Executor:
         async def ring() -> None:
             await asyncio.sleep(seconds)
             logger.info("timer for %s went off", label)
+            message = f"Your {label} timer is up"
+            self.center.alarm(message)
+            notifier = self.services.notifier
+            if notifier is None:
+                return
             try:
-                notifier.notify("Timer", f"Your {label} timer is up")
+                notifier.notify("Timer", message)
             except Exception:
                 logger.exception("the %s timer went off but its notification failed", label)
 

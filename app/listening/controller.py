@@ -84,6 +84,9 @@ class Controller:
         self._tasks: set[asyncio.Task[Any]] = set()  # strong references: the loop keeps only weak ones
         self._final_latency_limit = final_latency_limit
         self._speed = SpeedWatch(final_latency_limit)
+        # Whether audio captured at a time (perf_counter) may hold Voxdesk's own spoken reply:
+        # it is then heard as silence (the Speaker's, set by the Assistant).
+        self.own_voice_at: Callable[[float], bool] = lambda captured_at: False
 
     # -- listeners -------------------------------------------------------------------------
 
@@ -271,6 +274,7 @@ class Controller:
             on_stream_error=self._on_stream_error,
             on_engine_alive=self._on_engine_alive,
             vocabulary=every_mode_vocabulary(self.settings.writing),
+            own_voice_at=lambda captured_at: self.own_voice_at(captured_at),
         )
         self._session = session
         self._session_task = self._spawn(session.run())

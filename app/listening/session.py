@@ -91,9 +91,13 @@ class ListeningSession:
         on_stream_error: Callable[[StreamError], None] = lambda error: None,
         on_engine_alive: Callable[[], None] = lambda: None,
         vocabulary: tuple[str, ...] = (),
+        own_voice_at: Callable[[float], bool] = lambda captured_at: False,
     ) -> None:
-        """``vocabulary``: words each stream is biased towards, where the engine takes them."""
+        """``vocabulary``: words each stream is biased towards, where the engine takes them.
+        Audio captured while ``own_voice_at`` its capture time is heard as silence: the
+        microphone may hear Voxdesk's spoken reply, which is no one speaking to it."""
         self._engine = engine
+        self._own_voice_at = own_voice_at
         self._vocabulary = vocabulary
         self._capture = capture
         self._transcript = transcript
@@ -136,6 +140,8 @@ class ListeningSession:
                 task.cancel()
 
     def _take(self, chunk: np.ndarray, captured_at: float) -> None:
+        if self._own_voice_at(captured_at):
+            chunk = np.zeros_like(chunk)
         start = self._samples
         self._samples += len(chunk)
         self._clock.record(self._samples, captured_at)

@@ -4,31 +4,38 @@ virtual PulseAudio microphone, captured through PortAudio, transcribed, shown in
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import gc
 import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QSystemTrayIcon
 from pytestqt.qtbot import QtBot
 
 from tests.app.actions.fakes import RecordingLauncher, recording_services
 from tests.conftest import fixture_path
 from tests.desktop_rig import VirtualMic
-from tests.recognition import PHRASE_ERRORS, assert_heard_in, errors_within, words
+from tests.recognition import PHRASE_ERRORS, assert_heard_in, errors_within, hour_problem, words
 from tests.serve_process import REPO, start_serve
 from tests.speech_fixtures import Fixture, speak
 from tests.ui.screenshots import assert_looks_like_a_window, take_screenshot
 from voxdesk.app.actions import ActionStatus
 from voxdesk.app.actions.commands import user_commands_path
 from voxdesk.app.actions.services import Services
+from voxdesk.app.files.reading import read_audio
+from voxdesk.app.files.transcription import transcribe_audio
 from voxdesk.app.listening.capture import CaptureState, CaptureStatus
 from voxdesk.app.listening.events import ControllerEvent, EngineState, TranscriptChanged, UtteranceFinal
 from voxdesk.app.settings import Settings
+from voxdesk.app.speaking.replies import ReplyKind
 from voxdesk.app.textnorm import normalize_text
 from voxdesk.engine import EngineKind
+from voxdesk.engine.whisper.builtin import BuiltinEngine
 from voxdesk.ui.actions_panel import ActionsPanel
 from voxdesk.ui.desktop import Desktop
 
@@ -72,6 +79,18 @@ def listen(qtbot: QtBot, desktop: Desktop) -> None:
     qtbot.mouseClick(desktop.window.listen_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: desktop.window.device_label.text().startswith("listening on"), timeout=10_000)
     gc.collect()  # tasks held only by the loop's weak references would die here
+
+
+def answer_meridiem(moment: time.struct_time) -> str:
+    return "AM" if moment.tm_hour < 12 else "PM"
+
+
+def recognized(engine: BuiltinEngine, recording: Path) -> str:
+    """What the built-in engine hears in a recording (on a thread of its own: the window's
+    loop is running here)."""
+    audio = read_audio(recording)
+    with concurrent.futures.ThreadPoolExecutor(1) as worker:
+        return worker.submit(asyncio.run, transcribe_audio(engine, audio, realtime=False)).result().text
 
 
 def said(text: str) -> str:
@@ -145,30 +164,117 @@ def test_spoken_open_the_browser_becomes_the_action_in_the_panel(
     stop_desktop(qtbot, desktop, run)
 
 
-def test_what_time_is_it_is_answered_and_an_unknown_request_is_not_understood(
-    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, virtual_mic: VirtualMic, tmp_path: Path
+def test_what_time_is_it_is_answered_aloud_and_an_unknown_request_is_not_understood(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, virtual_mic: VirtualMic, engine: BuiltinEngine, tmp_path: Path
 ) -> None:
-    """Both through the microphone, without an LLM: the time comes from Voxdesk's own clock."""
+    """Both through the microphone, without an LLM: the time comes from Voxdesk's own clock, is
+    shown in the transcript and said on the loudspeaker, whose recording is recognized again."""
     question = speak(tmp_path, "what-time", "What time is it?")
     request = speak(tmp_path, "weather", "Tell me a joke about penguins.")
-    desktop, recorder, run = start_desktop(qtbot, Settings())
-    center = desktop.assistant.center
+    settings = Settings()
+    settings.speech.backend, settings.speech.voice = "festival", "cmu_us_slt_arctic_hts"
+    desktop, recorder, run = start_desktop(qtbot, settings)
+    center, speaker = desktop.assistant.center, desktop.assistant.speaker
     listen(qtbot, desktop)
+    loudspeaker = virtual_mic.record_speaker(tmp_path / "reply.wav")
     play_and_wait_for_final(qtbot, virtual_mic, recorder, tmp_path / question.path)
     qtbot.waitUntil(lambda: any(r.status is ActionStatus.DONE for r in center.records), timeout=10_000)
     (answer,) = center.records
     assert answer.command == "what_time"
     shown = desktop.window.transcript_view.toPlainText()
-    clock = re.search(r"It is (\d{1,2}):(\d{2})\.", shown)
+    clock = re.search(r"It is (\d{1,2}):(\d{2}) (AM|PM)\.", shown)
     assert clock is not None, shown
     asked = time.localtime(answer.created_at)
-    assert (int(clock[1]), int(clock[2])) == (asked.tm_hour, asked.tm_min)
+    assert (int(clock[1]), int(clock[2]), clock[3]) == (asked.tm_hour % 12 or 12, asked.tm_min, answer_meridiem(asked))
+    qtbot.waitUntil(lambda: not speaker.speaking, timeout=SPEECH_TIMEOUT_MS)
+    virtual_mic.finish_recording(loudspeaker, tmp_path / "reply.wav")
+    heard = recognized(engine, tmp_path / "reply.wav")
+    problem = hour_problem(heard, asked.tm_hour % 12 or 12)
+    assert problem is None, problem
 
     play_and_wait_for_final(qtbot, virtual_mic, recorder, tmp_path / request.path)
     qtbot.waitUntil(lambda: len(center.records) == 2, timeout=10_000)
     assert center.records[1].status is ActionStatus.NOT_UNDERSTOOD
     assert "not understood — no command matches it" in desktop.window.transcript_view.toPlainText()
     stop_desktop(qtbot, desktop, run)
+
+
+def test_a_timer_alarm_without_a_tray_shows_in_the_window_chimes_and_is_said(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, virtual_mic: VirtualMic, engine: BuiltinEngine, tmp_path: Path
+) -> None:
+    services = recording_services()
+    services.notifier = None  # the desktop's own, the tray's, which offscreen Qt has not
+    settings = Settings()
+    settings.speech.backend, settings.speech.voice = "festival", "cmu_us_slt_arctic_hts"
+    desktop, _, run = start_desktop(qtbot, settings, services=services)
+    assert not QSystemTrayIcon.isSystemTrayAvailable()
+    center, speaker, window = desktop.assistant.center, desktop.assistant.speaker, desktop.window
+    loudspeaker = virtual_mic.record_speaker(tmp_path / "alarm.wav")
+    said = asyncio.ensure_future(center.handle_utterance("set a timer for 2 seconds"))
+    qtbot.waitUntil(said.done)
+    timer = said.result()
+    assert timer is not None
+    if timer.status is ActionStatus.WAITING:
+        confirmed = asyncio.ensure_future(center.confirm(timer.id))
+        qtbot.waitUntil(confirmed.done)
+    qtbot.waitUntil(window.alarm_row.isVisible, timeout=10_000)
+    assert window.alarm_banner.text() == "Your 2 seconds timer is up"
+    assert speaker.speaking  # told with the window, by the same alarm
+    qtbot.waitUntil(lambda: not speaker.speaking, timeout=SPEECH_TIMEOUT_MS)
+    virtual_mic.finish_recording(loudspeaker, tmp_path / "alarm.wav")
+    played = read_audio(tmp_path / "alarm.wav")
+    assert chime_pitch(played) == pytest.approx(880, rel=0.03)
+    heard = words(recognized(engine, tmp_path / "alarm.wav"))
+    assert errors_within(words("your 2 seconds timer is up"), heard) <= PHRASE_ERRORS, heard
+    qtbot.mouseClick(window.dismiss_alarm_button, Qt.MouseButton.LeftButton)
+    assert not window.alarm_row.isVisible()  # it stayed until dismissed
+    stop_desktop(qtbot, desktop, run)
+
+
+LONG_REPLY = " ".join(
+    [
+        "Voxdesk listens to the microphone and shows what you say while you are still speaking.",
+        "It writes your words into the application in front of you and turns requests into actions.",
+        "It answers questions about the time, the date and your timers from its own state.",
+        "A language model can clean up what you dictate and rewrite it when you ask.",
+    ]
+    * 3
+)
+
+
+def test_with_the_loudspeaker_heard_by_the_microphone_a_long_reply_is_not_taken_for_speech(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, virtual_mic: VirtualMic, command: Fixture
+) -> None:
+    settings = Settings()
+    settings.speech.max_sentences = 20
+    desktop, recorder, run = start_desktop(qtbot, settings)
+    center, speaker = desktop.assistant.center, desktop.assistant.speaker
+    levels: list[float] = []
+    desktop.controller.subscribe_levels(lambda level: levels.append(level.peak))
+    listen(qtbot, desktop)
+    with virtual_mic.echo_path():
+        started = time.monotonic()
+        speaker.announce(LONG_REPLY, ReplyKind.ANSWER)
+        qtbot.waitUntil(lambda: not speaker.speaking, timeout=90_000)
+        said_for = time.monotonic() - started
+        heard_loud = max(levels, default=0.0)
+        play_and_wait_for_final(qtbot, virtual_mic, recorder, fixture_path(command))  # the microphone is back
+    assert said_for > 30 and heard_loud > 0.1  # a long reply, and the microphone heard it
+    texts = [
+        said(event.utterance.text) for _, event in recorder.of(UtteranceFinal) if isinstance(event, UtteranceFinal)
+    ]
+    assert len(texts) == 1, texts  # the command only: nothing of the reply
+    assert errors_within(words(command.text), words(texts[0])) <= PHRASE_ERRORS, texts
+    assert [record.command for record in center.records] == ["open_browser"]
+    stop_desktop(qtbot, desktop, run)
+
+
+def chime_pitch(audio: np.ndarray, rate: int = 16_000) -> float:
+    """The pitch (Hz) of the first beep in a recording: its loudest frequency."""
+    onset = int(np.flatnonzero(np.abs(audio) > 0.05)[0])
+    beep = audio[onset + rate // 50 : onset + rate // 50 + rate // 10]  # 100 ms inside the 180 ms beep
+    spectrum = np.abs(np.fft.rfft(beep * np.hanning(len(beep)), n=8 * len(beep)))
+    return float(np.argmax(spectrum) * rate / (8 * len(beep)))
 
 
 @pytest.fixture

@@ -54,10 +54,10 @@ def test_the_microphone_level_shows_speech_and_playback_is_heard_again(
     shown.clear()
     qtbot.wait(300)
     assert max(shown) == -60.0  # the phrase is over: silence
-    qtbot.mouseClick(dialog.play_button, Qt.MouseButton.LeftButton)
-    # The default output is the virtual microphone's sink: the playback comes back in.
-    qtbot.waitUntil(lambda: max(shown, default=-60) > -35, timeout=5_000)
-    qtbot.waitUntil(lambda: dialog.mic_status.text() == "Played 3.0 s on the default output.", timeout=10_000)
+    with virtual_mic.echo_path():  # the default output, the loudspeaker, is heard by the microphone
+        qtbot.mouseClick(dialog.play_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: max(shown, default=-60) > -35, timeout=5_000)
+        qtbot.waitUntil(lambda: dialog.mic_status.text() == "Played 3.0 s on the default output.", timeout=10_000)
     dialog.reject()
 
 

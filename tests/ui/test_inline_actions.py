@@ -158,7 +158,7 @@ def test_a_failed_action_says_why(
     qtbot.keyClick(main, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: center.record(timer.id).status is ActionStatus.FAILED, timeout=5_000)
     line = main.transcript_view.action_text(1)
-    assert line.endswith("— failed: timers need desktop notifications, which are not available")
+    assert line.endswith("— failed: timers need desktop notifications, the window or spoken replies, and none is here")
 
 
 def test_spoken_command_waits_in_the_transcript_then_confirm_and_undo(

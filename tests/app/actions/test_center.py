@@ -223,12 +223,16 @@ def test_no_match_says_it_was_not_understood(desk: Desk) -> None:
 
 
 def test_what_time_and_date_are_answered_from_the_clock(tmp_path: Path) -> None:
-    now = time.mktime((2026, 12, 7, 9, 5, 0, 0, 0, -1))  # local time
-    desk = Desk(tmp_path, clock=lambda: now)
+    clock = [time.mktime((2026, 12, 7, 9, 5, 0, 0, 0, -1))]  # local time
+    desk = Desk(tmp_path, clock=lambda: clock[0])
     record = desk.say("What time is it?")
     assert record is not None and (record.command, record.status) == ("what_time", ActionStatus.DONE)
-    assert record.message == "It is 9:05."
-    assert action_line(record) == "what_time (question: time) — done: It is 9:05."
+    assert record.message == "It is 9:05 AM."
+    assert action_line(record) == "what_time (question: time) — done: It is 9:05 AM."
+    for hour, said in [(0, "12:05 AM"), (12, "12:05 PM"), (21, "9:05 PM")]:
+        clock[0] = time.mktime((2026, 12, 7, hour, 5, 0, 0, 0, -1))
+        later = desk.say("What time is it?")
+        assert later is not None and later.message == f"It is {said}."
     date = desk.say("What's the date today?")
     assert date is not None and date.message == "It is Monday, 7 December 2026."
 
