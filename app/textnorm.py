@@ -76,7 +76,7 @@ def normalize_text(text: str) -> str:
     """
     text = text.lower()
     for written, canonical in _SPELLING.items():
-        text = text.replace(written, canonical)
+        text = re.sub(rf"\b{re.escape(written)}\b", canonical, text)  # whole words: "book" holds "ok"
     text = re.sub(r"\b([01]?\d|2[0-3])[:.]([0-5]\d)\b(?![.,]?\d)", _spell_clock_time, text)
     text = re.sub(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?", _spell_number, text)
     text = text.replace("-", " ")

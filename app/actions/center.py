@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from voxdesk.app.actions.commands import Command, CommandSource
+from voxdesk.app.actions.consent import CONSENT_WINDOW_S, consent
 from voxdesk.app.actions.dictation import Dictation
 from voxdesk.app.actions.executors import ActionRequest, Executor, Outcome, Undo
 from voxdesk.app.actions.focus import FocusProbe, choose_focus_probe
@@ -273,6 +274,9 @@ class ActionCenter:
         if addressed is None:
             self._last_text = text
             return None
+        answered = await self._answer_waiting(addressed)
+        if answered is not None:
+            return answered
         steps = match_plan(addressed, commands, self.threshold)
         if steps is not None:
             return self._propose_plan(steps, text, utterance_id, "phrase")
@@ -288,6 +292,16 @@ class ActionCenter:
         if self.settings.llm_fallback and is_question(addressed):
             return await self._ask(addressed, text, utterance_id)
         return self._not_understood(text, utterance_id)
+
+    async def _answer_waiting(self, said: str) -> ActionRecord | None:
+        """A spoken yes (confirm) or no (cancel) to the newest action that waits for confirmation
+        and asked less than :data:`CONSENT_WINDOW_S` ago; ``None`` when ``said`` is neither or
+        nothing waits."""
+        agreed = consent(said)
+        waiting = self.newest(waiting=True) if agreed is not None else None
+        if waiting is None or self._clock() - waiting.created_at > CONSENT_WINDOW_S:
+            return None
+        return await self.confirm(waiting.id) if agreed else self.cancel(waiting.id)
 
     async def _ask(self, question: str, text: str, utterance_id: int | None) -> ActionRecord:
         """A question no command answers, put to the LLM; its answer is the record's message."""

@@ -40,6 +40,7 @@ def test_negative_numbers_are_refused() -> None:
         ("What's the time?", "what's the time"),
         ("  spaced   out  ", "spaced out"),
         ("round-trip 'quoted'", "round trip quoted"),
+        ("OK, okay: open the notebook and look", "okay okay open the notebook and look"),  # words, not letters
     ],
 )
 def test_case_punctuation_and_numbers_are_normalized(written: str, normalized: str) -> None:
