@@ -8,9 +8,9 @@ source scripts/venv-lib.sh
 
 VENV=${VOXDESK_VENV:-.venv}
 PYTHON=${PYTHON:-python3}
-# PortAudio and libsndfile for audio; espeak-ng for spoken replies; the X11 libraries Qt's xcb
-# plugin loads (and the Wayland ones its Wayland plugin loads).
-RUNTIME_PACKAGES=(libportaudio2 libsndfile1 libasound2-plugins espeak-ng
+# PortAudio and libsndfile for audio; espeak-ng for spoken replies; xdg-utils to open web
+# addresses; the X11 libraries Qt's xcb plugin loads (and the Wayland ones its Wayland plugin loads).
+RUNTIME_PACKAGES=(libportaudio2 libsndfile1 libasound2-plugins espeak-ng xdg-utils
     libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 libxcb-randr0 libxcb-render-util0
     libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 libxkbcommon0 libxkbcommon-x11-0 libx11-xcb1
     libegl1 libgl1 libfontconfig1 libdbus-1-3 libglib2.0-0 fonts-dejavu-core

@@ -139,14 +139,14 @@ class Executor:
         """The ``open_url`` action."""
         values = request.values
         url = normalize_url(str(values["url"]))
-        await asyncio.to_thread(self.services.open_url, url)
+        await self.services.open_url(url)
         return Outcome(f"opened {url}")
 
     async def search(self, request: ActionRequest) -> Outcome:
         """The ``search`` action."""
         values = request.values
         url = search_url(self.settings.search_url, str(values["query"]))
-        await asyncio.to_thread(self.services.open_url, url)
+        await self.services.open_url(url)
         return Outcome(f"opened {url}")
 
     async def type(self, request: ActionRequest) -> Outcome:

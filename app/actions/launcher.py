@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import sys
-import webbrowser
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from urllib.parse import quote_plus, urlsplit
@@ -18,7 +17,7 @@ from voxdesk.app.actions.ports import ActionError, ProcessRunner
 from voxdesk.app.actions.process import run_process
 from voxdesk.app.textnorm import normalize_text
 
-__all__ = ["SystemAppLauncher", "normalize_url", "open_url_in_browser", "search_url", "spoken_app_name"]
+__all__ = ["SystemAppLauncher", "SystemUrlOpener", "normalize_url", "search_url", "spoken_app_name"]
 
 _HOST = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.[a-z]{2,}$")
 _SPOKEN_URL = {" dot ": ".", " slash ": "/", " colon ": ":", " dash ": "-", " hyphen ": "-"}
@@ -55,10 +54,37 @@ def search_url(template: str, query: str) -> str:
     return template.replace("{query}", quote_plus(query))
 
 
-def open_url_in_browser(url: str) -> None:
-    """Open ``url`` with the system's default browser (Python's ``webbrowser``)."""
-    if not webbrowser.open(url):
-        raise ActionError("no web browser could be started")
+class SystemUrlOpener:
+    """Opens web addresses in the default browser with the desktop's own opener: ``xdg-open``
+    (Linux), ``open`` (macOS), ``os.startfile`` (Windows). An opener that fails within a second
+    is an error in its own words (Python's ``webbrowser`` says it opened what it did not)."""
+
+    def __init__(
+        self,
+        platform: str = sys.platform,
+        runner: ProcessRunner = run_process,
+        which: Callable[[str], str | None] = shutil.which,
+    ) -> None:
+        self.platform = platform
+        self._runner = runner
+        self._which = which
+
+    async def __call__(self, url: str) -> None:
+        """Open ``url``. Raises :class:`ActionError` saying why it did not open and what to do."""
+        if self.platform == "win32":
+            startfile: Callable[[str], None] = getattr(os, "startfile")  # noqa: B009 (Windows only)
+            try:
+                await asyncio.to_thread(startfile, url)
+            except OSError as error:
+                raise ActionError(f"no web browser opened {url}: {error.strerror or error}") from error
+            return
+        opener = "open" if self.platform == "darwin" else "xdg-open"
+        if self.platform != "darwin" and self._which(opener) is None:
+            raise ActionError("nothing opens web addresses here: xdg-open is missing (install xdg-utils)")
+        try:
+            await _start(self._runner, [opener, url])
+        except ActionError as error:
+            raise ActionError(f"no web browser opened {url} ({error}); install one or choose the default") from None
 
 
 _ARTICLES = {"the", "a", "an", "my", "app", "application", "program"}

@@ -47,7 +47,7 @@ class Notifier(Protocol):
 class UrlOpener(Protocol):
     """Opens a web address in the browser; raises ActionError when it cannot."""
 
-    def __call__(self, url: str) -> None: ...
+    async def __call__(self, url: str) -> None: ...
 
 
 class AppLauncher(Protocol):

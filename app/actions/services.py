@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from voxdesk.app.actions.focus import FocusProbe
-from voxdesk.app.actions.launcher import SystemAppLauncher, open_url_in_browser
+from voxdesk.app.actions.launcher import SystemAppLauncher, SystemUrlOpener
 from voxdesk.app.actions.ports import AppLauncher, Clipboard, Keyboard, Notifier, ProcessRunner, UrlOpener
 from voxdesk.app.actions.process import run_process
 
@@ -20,7 +20,7 @@ class Services:
     clipboard: Clipboard | None = None
     notifier: Notifier | None = None
     stop_listening: Callable[[], None] | None = None
-    open_url: UrlOpener = open_url_in_browser
+    open_url: UrlOpener = field(default_factory=SystemUrlOpener)
     launcher: AppLauncher = field(default_factory=SystemAppLauncher)
     keyboard: Keyboard | None = None  # None: the backend for this desktop, chosen at first use
     run_process: ProcessRunner = run_process

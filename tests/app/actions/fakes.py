@@ -20,7 +20,7 @@ class RecordingOpener:
     def __init__(self) -> None:
         self.urls: list[str] = []
 
-    def __call__(self, url: str) -> None:
+    async def __call__(self, url: str) -> None:
         self.urls.append(url)
 
 
