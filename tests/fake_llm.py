@@ -8,13 +8,14 @@ not JSON, answers too late. It streams server-sent events and records the reques
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
+
+from tests.loopback_http import serve_on_loopback
 
 __all__ = ["FakeLlm", "fake_llm"]
 
@@ -76,11 +77,7 @@ class FakeLlm:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
-        self.thread.start()
+        self.server, self.url = serve_on_loopback(Handler)
 
     def close(self) -> None:
         self.server.shutdown()

@@ -54,10 +54,8 @@ def search_url(template: str, query: str) -> str:
     return template.replace("{query}", quote_plus(query))
 
 
-class SystemUrlOpener:
-    """Opens web addresses in the default browser with the desktop's own opener: ``xdg-open``
-    (Linux), ``open`` (macOS), ``os.startfile`` (Windows). An opener that fails within a second
-    is an error in its own words (Python's ``webbrowser`` says it opened what it did not)."""
+class _DesktopPrograms:
+    """What the desktop's openers share: the platform, how programs run and are found."""
 
     def __init__(
         self,
@@ -68,6 +66,12 @@ class SystemUrlOpener:
         self.platform = platform
         self._runner = runner
         self._which = which
+
+
+class SystemUrlOpener(_DesktopPrograms):
+    """Opens web addresses in the default browser with the desktop's own opener: ``xdg-open``
+    (Linux), ``open`` (macOS), ``os.startfile`` (Windows). An opener that fails within a second
+    is an error in its own words (Python's ``webbrowser`` says it opened what it did not)."""
 
     async def __call__(self, url: str) -> None:
         """Open ``url``. Raises :class:`ActionError` saying why it did not open and what to do."""
@@ -157,19 +161,9 @@ def _desktop_entries() -> dict[str, str]:
     return entries
 
 
-class SystemAppLauncher:
+class SystemAppLauncher(_DesktopPrograms):
     """Starts applications with ``xdg-open``/``gtk-launch``/known programs (Linux), ``open -a``
     (macOS) or ``os.startfile`` (Windows). Never through a shell."""
-
-    def __init__(
-        self,
-        platform: str = sys.platform,
-        runner: ProcessRunner = run_process,
-        which: Callable[[str], str | None] = shutil.which,
-    ) -> None:
-        self.platform = platform
-        self._runner = runner
-        self._which = which
 
     def resolve(self, spoken: str) -> list[str]:
         """The argument list that starts the application (Linux and macOS)."""

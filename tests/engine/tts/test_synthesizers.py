@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
+from tests.loopback_http import serve_on_loopback
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.tts.choice import SPEECH_BACKENDS, synthesizer_for
 from voxdesk.engine.tts.espeak import EspeakSynthesizer, parse_voices
@@ -87,9 +87,7 @@ class FakeSpeechServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+        self.server, self.url = serve_on_loopback(Handler)
 
     def close(self) -> None:
         self.server.shutdown()
