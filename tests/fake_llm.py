@@ -7,20 +7,20 @@ not JSON, answers too late. It streams server-sent events and records the reques
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
-from tests.loopback_http import serve_on_loopback
+from tests.loopback_http import FakeHandler, LoopbackServer
 
 __all__ = ["FakeLlm", "fake_llm"]
 
 
-class FakeLlm:
+class FakeLlm(LoopbackServer):
     """A fake OpenAI-compatible LLM server: streams ``self.tool_calls``, else ``self.content``,
     after ``self.delay``, as server-sent events, as OpenAI's API does for ``stream: true``."""
 
@@ -33,7 +33,7 @@ class FakeLlm:
         self.headers: list[dict[str, str]] = []
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(FakeHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.requests.append({"path": self.path, **body})
@@ -55,33 +55,16 @@ class FakeLlm:
                      "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12}},
                 ]  # fmt: skip
                 payload = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
-                try:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/event-stream")
-                    self.send_header("Content-Length", str(len(payload.encode())))
-                    self.end_headers()
-                    self.wfile.write(payload.encode())
-                except OSError:
-                    pass  # the client gave up (timeout test)
+                with contextlib.suppress(OSError):  # the client gave up (timeout test)
+                    self.reply(200, "text/event-stream", payload.encode())
 
             def do_GET(self) -> None:  # /v1/models: the one model it pretends to serve
                 payload = json.dumps(
                     {"object": "list", "data": [{"id": fake.model, "object": "model", "created": 0, "owned_by": "me"}]}
                 ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                self.reply(200, "application/json", payload)
 
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server, self.url = serve_on_loopback(Handler)
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 @pytest.fixture

@@ -7,12 +7,11 @@ import asyncio
 import json
 import subprocess
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
-from tests.loopback_http import serve_on_loopback
+from tests.loopback_http import FakeHandler, LoopbackServer
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.tts.choice import SPEECH_BACKENDS, synthesizer_for
 from voxdesk.engine.tts.espeak import EspeakSynthesizer, parse_voices
@@ -60,7 +59,7 @@ def test_festival_speaks_with_its_installed_voice_and_refuses_a_voice_that_is_no
         asyncio.run(FestivalSynthesizer('slt) (system "id"').synthesize(PHRASE))
 
 
-class FakeSpeechServer:
+class FakeSpeechServer(LoopbackServer):
     """A fake OpenAI-compatible ``/v1/audio/speech``: answers with espeak-ng's WAV of the input,
     or with ``self.status`` and an error body; records each request."""
 
@@ -69,7 +68,7 @@ class FakeSpeechServer:
         self.status = 200
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(FakeHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.requests.append({"path": self.path, **body})
@@ -78,20 +77,9 @@ class FakeSpeechServer:
                 else:
                     payload = subprocess.run(["espeak-ng", "--stdout", body["input"]], capture_output=True).stdout
                     kind = "audio/wav"
-                self.send_response(fake.status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                self.reply(fake.status, kind, payload)
 
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server, self.url = serve_on_loopback(Handler)
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 @pytest.fixture
