@@ -23,7 +23,8 @@ __all__ = ["Assistant"]
 
 
 class Assistant:
-    """Listening, history, voice actions and file transcription for one run; a window or a test drives it.
+    """Listening, history, voice actions, spoken replies and file transcription for one run; a window or a
+    test drives it.
 
     ``services`` are the desktop's clipboard, notifier, opener...; stopping the microphone
     defaults to this controller's. Without ``history_store`` nothing is written to the history.

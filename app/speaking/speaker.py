@@ -51,13 +51,12 @@ class Speaker:
         settings: SpeechSettings,
         *,
         synthesizer: Synthesizer | None = None,
-        playback: Playback | None = None,
         on_problem: Callable[[str], None] | None = None,
     ) -> None:
         self.settings = settings
         self._given = synthesizer
         self.synthesizer = synthesizer or _synthesizer(settings)
-        self.playback = playback or Playback()
+        self.playback = Playback()
         self._on_problem = on_problem or (lambda message: None)
         self._saying: asyncio.Task[None] | None = None
         self._last_problem = ""
