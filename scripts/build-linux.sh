@@ -17,7 +17,7 @@ WORK=build/pyinstaller/work
 # brings ALSA), libxcb, OpenGL/EGL and DRM, which must match the system's graphics stack, and the
 # Wayland client libraries for Qt's Wayland plugin. Everything else travels in the bundle.
 DEPENDS=(libportaudio2 libxcb1 libgl1 libegl1 libdrm2 libwayland-client0 libwayland-cursor0 libwayland-egl1)
-RECOMMENDS=(libasound2-plugins fonts-dejavu-core xdotool espeak-ng xdg-utils)
+RECOMMENDS=(libasound2-plugins fonts-dejavu-core xdotool espeak-ng xdg-utils libnotify-bin)
 SUGGESTS=(wtype ydotool)
 
 [[ -x "$VENV/bin/python" ]] || scripts/setup.sh

@@ -8,9 +8,10 @@ source scripts/venv-lib.sh
 
 VENV=${VOXDESK_VENV:-.venv}
 PYTHON=${PYTHON:-python3}
-# PortAudio and libsndfile for audio; espeak-ng for spoken replies; xdg-utils to open web
-# addresses; the X11 libraries Qt's xcb plugin loads (and the Wayland ones its Wayland plugin loads).
-RUNTIME_PACKAGES=(libportaudio2 libsndfile1 libasound2-plugins espeak-ng xdg-utils
+# PortAudio and libsndfile for audio; espeak-ng for spoken replies; xdg-utils to open web addresses and
+# libnotify-bin (notify-send) for notifications; the X11 libraries Qt's xcb plugin loads (and the
+# Wayland ones its Wayland plugin loads).
+RUNTIME_PACKAGES=(libportaudio2 libsndfile1 libasound2-plugins espeak-ng xdg-utils libnotify-bin
     libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 libxcb-randr0 libxcb-render-util0
     libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 libxkbcommon0 libxkbcommon-x11-0 libx11-xcb1
     libegl1 libgl1 libfontconfig1 libdbus-1-3 libglib2.0-0 fonts-dejavu-core
@@ -20,10 +21,11 @@ RUNTIME_PACKAGES=(libportaudio2 libsndfile1 libasound2-plugins espeak-ng xdg-uti
 # focuses new windows) for the desktop tests;
 # binutils (PyInstaller) and desktop-file-utils for the installers;
 # HAProxy for the replicas test (tests/cli/test_haproxy.py) and the deploy/ config check;
-# gnome-keyring on a private D-Bus session bus, the real Secret Service for tests/app/test_api_keys.py.
+# gnome-keyring on a private D-Bus session bus, the real Secret Service for tests/app/test_api_keys.py;
+# dunst on one, the real notification daemon of tests/ui/test_desktop_notifications.py.
 TEST_PACKAGES=(espeak-ng festival festvox-us-slt-hts sox
     pulseaudio pulseaudio-utils xvfb xauth x11-apps imagemagick xdotool xclip openbox binutils desktop-file-utils
-    haproxy gnome-keyring dbus-daemon)
+    haproxy gnome-keyring dbus-daemon dunst)
 EXTRAS=""
 packages=("${RUNTIME_PACKAGES[@]}")
 if [[ "${1:-}" == "--test" ]]; then

@@ -16,7 +16,14 @@ import numpy as np
 import pytest
 
 from tests import speech_fixtures
-from tests.desktop_rig import RigUnavailable, VirtualMic, WindowManager, XvfbDisplay
+from tests.desktop_rig import (
+    NotificationDaemon,
+    RigUnavailable,
+    SessionBus,
+    VirtualMic,
+    WindowManager,
+    XvfbDisplay,
+)
 from tests.llm_support import CHAT_MODEL_NAME, start_llm_server, tiny_text_model
 from tests.speech_fixtures import Fixture
 from tests.text_field import TextField
@@ -79,6 +86,7 @@ RIG_FIXTURES = frozenset(
         "virtual_mic",
         "x_display",
         "x_desktop",
+        "notification_daemon",
         "vllm_server",
         "llm_server",
         "chat_runtime",
@@ -183,6 +191,26 @@ def x_desktop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield value
     manager.stop()
     display.stop()
+
+
+@pytest.fixture
+def notification_daemon(
+    x_display: str, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[NotificationDaemon]:
+    """dunst on its own session bus (``DBUS_SESSION_BUS_ADDRESS`` set to it) and the X display."""
+    directory = tmp_path_factory.mktemp("notifications")
+    bus = SessionBus(directory)
+    address = bus.start()
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+    daemon = NotificationDaemon(directory, x_display, address)
+    try:
+        daemon.start()
+    except RigUnavailable as exc:
+        bus.stop()
+        _rig_unavailable(str(exc))
+    yield daemon
+    daemon.stop()
+    bus.stop()
 
 
 @pytest.fixture

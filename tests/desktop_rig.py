@@ -19,6 +19,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,7 @@ class RigUnavailable(RuntimeError):
     """The tools for the rig are not installed or did not start."""
 
 
-def _stop(process: subprocess.Popen[bytes] | None) -> None:
+def _stop(process: subprocess.Popen[Any] | None) -> None:
     if process is None or process.poll() is not None:
         return
     process.terminate()
@@ -259,6 +260,89 @@ class WindowManager:
                 self.stop()
                 raise RigUnavailable(f"openbox did not start (see {self.directory / 'openbox.log'})")
             time.sleep(0.05)
+
+    def stop(self) -> None:
+        _stop(self._process)
+        self._process = None
+
+
+# A session bus that cannot start services itself: with the standard service directories, a
+# probe sent before our daemon has registered makes the bus start a second gnome-keyring-daemon
+# that owns the name with a locked keyring and a password prompt that cannot open (seen in CI).
+_BUS_WITHOUT_ACTIVATION = """<busconfig>
+  <type>session</type>
+  <listen>unix:tmpdir=/tmp</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+
+class SessionBus:
+    """A private D-Bus session bus, which starts no service itself."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._process: subprocess.Popen[str] | None = None
+
+    def start(self) -> str:
+        """Start it; its address, for ``DBUS_SESSION_BUS_ADDRESS``."""
+        config = self.directory / "bus.conf"
+        config.write_text(_BUS_WITHOUT_ACTIVATION)
+        self._process = subprocess.Popen(
+            ["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address=1"],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert self._process.stdout is not None
+        return self._process.stdout.readline().strip()
+
+    def stop(self) -> None:
+        _stop(self._process)
+        self._process = None
+
+
+class NotificationDaemon:
+    """dunst, a real freedesktop notification daemon, on an X display and a session bus; each
+    notification it shows is also written to :attr:`shown` as ``app|summary|body`` lines."""
+
+    def __init__(self, directory: Path, display: str, bus_address: str) -> None:
+        self.directory = directory
+        self.shown = directory / "shown.txt"
+        self._environment = {**os.environ, "DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": bus_address}
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 30.0) -> None:
+        """Start it and return once it owns ``org.freedesktop.Notifications``; raises RigUnavailable."""
+        for tool in ("dunst", "dbus-send"):
+            if shutil.which(tool) is None:
+                raise RigUnavailable(f"{tool} is not installed (scripts/setup.sh --test installs it)")
+        script = self.directory / "shown.sh"
+        script.write_text(f'#!/bin/sh\nprintf "%s|%s|%s\\n" "$1" "$2" "$3" >> {self.shown}\n')
+        script.chmod(0o755)
+        config = self.directory / "dunstrc"
+        config.write_text(f'[global]\n    monitor = 0\n[shown]\n    appname = "*"\n    script = {script}\n')
+        self._process = subprocess.Popen(
+            ["dunst", "-config", str(config)], env=self._environment, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=(self.directory / "dunst.log").open("wb"),
+        )  # fmt: skip
+        deadline = time.monotonic() + timeout
+        while not self._serving():
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RigUnavailable(f"dunst did not start (see {self.directory / 'dunst.log'})")
+            time.sleep(0.05)
+
+    def _serving(self) -> bool:
+        asked = subprocess.run(
+            ["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+             "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.Notifications"],
+            env=self._environment, capture_output=True, text=True, timeout=10,
+        )  # fmt: skip
+        return "boolean true" in asked.stdout
 
     def stop(self) -> None:
         _stop(self._process)

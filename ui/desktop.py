@@ -32,7 +32,7 @@ from voxdesk.engine.kinds import EngineKind
 from voxdesk.engine.whisper.catalog import model_choices
 from voxdesk.ui import smoke_test
 from voxdesk.ui.actions_panel import ActionsPanel
-from voxdesk.ui.desktop_services import QtClipboard, TrayNotifier
+from voxdesk.ui.desktop_services import DesktopNotifier, QtClipboard
 from voxdesk.ui.dictation_overlay import DictationOverlay
 from voxdesk.ui.file_queue import FileQueuePanel
 from voxdesk.ui.first_run import FirstRunDialog
@@ -109,7 +109,7 @@ class Desktop:
         if history_problem:
             self.window.show_problem(history_problem)
         self.tray = self._make_tray()
-        services.notifier = services.notifier or TrayNotifier(self.tray)
+        services.notifier = services.notifier or DesktopNotifier(self.tray)
         self.assistant.center.add_mode_listener(self._remember_mode)
         self.assistant.center.add_alarm_listener(self.window.show_alarm)
         self.window.add_panel(ActionsPanel(self.assistant.center), "&Actions")

@@ -12,26 +12,11 @@ from pathlib import Path
 import pytest
 from keyring.backends import SecretService, fail
 
+from tests.desktop_rig import SessionBus
 from voxdesk.app.api_keys import KeyStore, load_with_keys, save_with_keys
 from voxdesk.app.settings import Settings
 
 SERVER_KEY, LLM_KEY = "sk-server-7f3a", "sk-llm-91c2"
-
-
-# A session bus that cannot start services itself: with the standard service directories, a
-# probe sent before our daemon has registered makes the bus start a second gnome-keyring-daemon
-# that owns the name with a locked keyring and a password prompt that cannot open (seen in CI).
-_BUS_WITHOUT_ACTIVATION = """<busconfig>
-  <type>session</type>
-  <listen>unix:tmpdir=/tmp</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-"""
 
 
 @pytest.fixture
@@ -41,13 +26,8 @@ def secret_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
     (tmp_path / "run").mkdir(mode=0o700)
-    config = tmp_path / "bus.conf"
-    config.write_text(_BUS_WITHOUT_ACTIVATION)
-    bus = subprocess.Popen(
-        ["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address=1"], stdout=subprocess.PIPE, text=True
-    )
-    assert bus.stdout is not None
-    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus.stdout.readline().strip())
+    bus = SessionBus(tmp_path)
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus.start())
     daemon = subprocess.Popen(
         ["gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets"],
         stdin=subprocess.PIPE,
@@ -64,8 +44,7 @@ def secret_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     finally:
         daemon.terminate()
         daemon.wait(timeout=10)
-        bus.terminate()
-        bus.wait(timeout=10)
+        bus.stop()
 
 
 def _wait_until_served(store: KeyStore) -> None:

@@ -20,7 +20,7 @@ from voxdesk.app.actions.commands import CommandSource
 from voxdesk.app.actions.services import Services
 from voxdesk.app.settings import ActionSettings
 from voxdesk.ui.actions_panel import ActionsPanel
-from voxdesk.ui.desktop_services import QtClipboard, TrayNotifier
+from voxdesk.ui.desktop_services import DesktopNotifier, QtClipboard
 
 WRITE_ARGV = "import json, sys; open(sys.argv[1], 'w').write(json.dumps(sys.argv[2:]))"
 
@@ -158,7 +158,10 @@ def test_qt_clipboard_round_trip(qapp: Any) -> None:
     assert clipboard.text() == "voxdesk ✓"
 
 
-def test_tray_notifier_without_a_tray_logs(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_notification_with_no_service_and_no_tray_is_logged(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no notify-send
     with caplog.at_level("WARNING", logger="voxdesk.actions"):
-        TrayNotifier(None).notify("Timer", "Your 5 minute timer is up")
-    assert "Your 5 minute timer is up" in caplog.text
+        DesktopNotifier(None).notify("Timer", "Your 5 minute timer is up")
+    assert "Your 5 minute timer is up (no notification service or system tray to show it)" in caplog.text
