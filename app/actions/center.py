@@ -242,6 +242,16 @@ class ActionCenter:
         self._log_line(f"alarm: {message}", level=logging.WARNING)
         self._emit(self._listeners.alarms, message)
 
+    def expire_undo(self, undo: Undo) -> None:
+        """What ``undo`` would take back is over (its timer went off): its record's *Undo* goes."""
+        for record_id, held in list(self._undo.items()):
+            if held is undo:
+                del self._undo[record_id]
+                record = self._records.get(record_id)
+                if record is not None:
+                    record.can_undo = False
+                    self._changed(record)
+
     # ---- the flow --------------------------------------------------------------------------
 
     def transcript_changed(self, utterance: Utterance) -> None:

@@ -78,6 +78,8 @@ class CenterControls(Protocol):
 
     def alarm(self, message: str) -> None: ...
 
+    def expire_undo(self, undo: Undo) -> None: ...
+
 
 def format_duration(n: SlotValue, unit: str) -> str:
     """``5, "minutes"`` → "5 minutes", ``1, "minutes"`` → "1 minute"."""
@@ -209,6 +211,7 @@ class Executor:
             await asyncio.sleep(seconds)
             logger.info("timer for %s went off", label)
             message = f"Your {label} timer is up"
+            self.center.expire_undo(undo)
             self.center.alarm(message)
             notifier = self.services.notifier
             if notifier is None:

@@ -152,8 +152,10 @@ def test_timer_fires_a_notification_and_undo_cancels_another(desk: Desk) -> None
         assert desk.notifier.notifications == [("Timer", "Your 1 second timer is up")]
         await asyncio.sleep(1.0)
         assert len(desk.notifier.notifications) == 1
+        assert not desk.center.record(first.id).can_undo  # gone off: nothing left to undo
+        assert [change.can_undo for change in desk.changes if change.id == first.id][-2:] == [True, False]
         late = await desk.center.undo(first.id)
-        assert late.status is ActionStatus.DONE and "already gone off" in late.message
+        assert late.status is ActionStatus.DONE and late.message == "timer set for 1 second"
 
     asyncio.run(scenario())
 
