@@ -25,7 +25,13 @@ from voxdesk.app.actions.dictation import Dictation
 from voxdesk.app.actions.executors import ActionRequest, Executor, Outcome, Undo
 from voxdesk.app.actions.focus import FocusProbe, choose_focus_probe
 from voxdesk.app.actions.kinds import Action, ActionMode, RecordSource, SlotValue
-from voxdesk.app.actions.matching import DEFAULT_THRESHOLD, Match, match_utterance, strip_wake_phrase
+from voxdesk.app.actions.matching import (
+    DEFAULT_THRESHOLD,
+    Match,
+    closest_commands,
+    match_utterance,
+    strip_wake_phrase,
+)
 from voxdesk.app.actions.plan import Plan, PlanStep, match_plan
 from voxdesk.app.actions.ports import ActionError, Keyboard
 from voxdesk.app.actions.registry import ACTIONS, describe
@@ -330,7 +336,13 @@ class ActionCenter:
         record = self._new("not understood", Action.ANSWER, {}, "Say it was not understood", text, utterance_id)
         asked = "no command matches it, nor did the LLM pick one"
         alone = "no command matches it (an LLM can be asked: [actions] llm_fallback)"
-        self._finish(record, ActionStatus.NOT_UNDERSTOOD, asked if self._llm() is not None else alone)
+        closest = closest_commands(text, self.commands)
+        offered = ", ".join(
+            f"“{phrase}”" + (f" ({command.description.lower()})" if command.description else "")
+            for command, phrase in closest
+        )
+        hint = f"; perhaps: {offered}" if offered else ""
+        self._finish(record, ActionStatus.NOT_UNDERSTOOD, (asked if self._llm() is not None else alone) + hint)
         return _copy(record)
 
     async def confirm(self, record_id: int) -> ActionRecord:

@@ -12,6 +12,7 @@ more specific phrase (more literal characters and typed slots) winning near-ties
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,6 +28,7 @@ __all__ = [
     "WAKE_THRESHOLD",
     "Match",
     "Token",
+    "closest_commands",
     "match_utterance",
     "parse_number",
     "strip_wake_phrase",
@@ -275,3 +277,29 @@ def strip_wake_phrase(text: str, wake_phrase: str) -> str | None:
     if best_score < WAKE_THRESHOLD:
         return None
     return " ".join(t.raw for t in tokens[best_span:]).lstrip(_EDGE_PUNCTUATION)
+
+
+CLOSEST_MINIMUM = 50.0
+"""How like a phrase (rapidfuzz's token set ratio, 0 to 100) an utterance must be for the
+phrase to be offered as what was perhaps meant."""
+
+
+def closest_commands(text: str, commands: Sequence[Command], count: int = 2) -> list[tuple[Command, str]]:
+    """The ``count`` commands most like ``text`` though none matched, each with its phrase most
+    like it as a user says it (slots as "…"): what to offer after "not understood"."""
+    said = normalize_text(text)
+    scored: list[tuple[float, Command, str]] = []
+    for command in commands:
+        phrases = [_sayable(pattern) for pattern in command.phrases]
+        if phrases:
+            score, phrase = max((fuzz.token_set_ratio(said, phrase), phrase) for phrase in phrases)
+            if score >= CLOSEST_MINIMUM:
+                scored.append((score, command, phrase))
+    scored.sort(key=lambda found: -found[0])
+    return [(command, phrase) for _, command, phrase in scored[:count]]
+
+
+def _sayable(pattern: Pattern) -> str:
+    """A phrase as a user says it: its words, each run of slots as one "…"."""
+    spoken = " ".join(part.text if isinstance(part, Literal) else "…" for part in pattern.parts)
+    return re.sub(r"…( …)+", "…", spoken)

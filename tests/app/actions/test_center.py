@@ -218,10 +218,15 @@ def test_wake_phrase(tmp_path: Path) -> None:
 def test_no_match_says_it_was_not_understood(desk: Desk) -> None:
     record = desk.say("What's the weather in Lisbon?")
     assert record is not None and record.status is ActionStatus.NOT_UNDERSTOOD
-    assert record.message == "no command matches it (an LLM can be asked: [actions] llm_fallback)"
+    assert record.message == (
+        "no command matches it (an LLM can be asked: [actions] llm_fallback); perhaps: “what's the time” (say "
+        "what time it is), “what's the date” (say today's date)"
+    )
     assert action_line(record) == f"not understood — {record.message}"
-    assert desk.center.records == [record] and not record.can_undo and not record.can_confirm
-    assert desk.center.log[-1].endswith(": not understood: " + record.message)
+    nothing_like = desk.say("Xyzzy plugh.")
+    assert nothing_like is not None and nothing_like.message.endswith("llm_fallback)")  # no command offered
+    assert desk.center.records[0] == record and not record.can_undo and not record.can_confirm
+    assert desk.center.log[-2].endswith(": not understood: " + record.message)
 
 
 def test_what_time_and_date_are_answered_from_the_clock(tmp_path: Path) -> None:
