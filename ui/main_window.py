@@ -429,6 +429,7 @@ class MainWindow(QMainWindow):
         else:
             self.level_watch.stop()
             self.meter_timer.stop()
+            self.device_label.setText("not listening")  # the microphone is closed
         self._refresh_meter()
         icon = "voxdesk-listening.svg" if event.listening else "voxdesk.svg"
         self.setWindowIcon(QIcon(str(resource_path("icons", icon))))

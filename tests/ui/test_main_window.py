@@ -128,6 +128,8 @@ def test_lost_microphone_is_shown_and_text_stays(qtbot: QtBot) -> None:
     assert window.transcript_view.committed_text() == "keep this"
     controller.report(CaptureStatus(CaptureState.OPEN, "USB mic", "listening on USB mic"))
     assert not window.problem_banner.isVisible()
+    controller.report(ListeningChanged(False))
+    assert window.device_label.text() == "not listening"  # not still "listening on USB mic"
 
 
 def test_a_problem_with_a_file_stays_when_the_engine_gets_ready_and_a_microphone_one_until_it_opens(
@@ -145,6 +147,8 @@ def test_a_problem_with_a_file_stays_when_the_engine_gets_ready_and_a_microphone
     assert window.problem_banner.isVisible() and "stopped working" in window.problem_banner.text()
     controller.report(CaptureStatus(CaptureState.OPEN, "USB mic", "listening on USB mic"))
     assert not window.problem_banner.isVisible()
+    controller.report(ListeningChanged(False))
+    assert window.device_label.text() == "not listening"  # not still "listening on USB mic"
 
 
 def test_dropped_audio_is_shown_in_the_status_bar_until_listening_starts_again(qtbot: QtBot) -> None:
