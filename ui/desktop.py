@@ -127,6 +127,7 @@ class Desktop:
         self.assistant.center.add_record_listener(self._action_for_overlay)
         self._quit = asyncio.Event()
         for warning in warnings:
+            logger.warning("%s", warning)  # in the log too: the window's banner can be dismissed
             self.window.show_problem(warning)
 
     def _open_history(self) -> tuple[HistoryPanel | None, HistoryStore | None, str]:

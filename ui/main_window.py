@@ -143,8 +143,11 @@ class MainWindow(QMainWindow):
         self.problem_banner.setAccessibleName("Problem")
         self.problem_banner.setWordWrap(True)
         self.problem_banner.setStyleSheet("QLabel { background: #fde2e1; color: #5c1a16; padding: 6px; }")
-        self.problem_banner.hide()
-        self._problem_concern = Concern.OTHER
+        self.dismiss_problems_button = QPushButton("Dis&miss")
+        self.dismiss_problems_button.setAccessibleName("Dismiss the problems shown")
+        self.dismiss_problems_button.clicked.connect(self.dismiss_problems)
+        self.problem_row = _banner_row(self.problem_banner, self.dismiss_problems_button)
+        self._problems: dict[str, Concern] = {}  # shown, oldest first
         self.speed_banner = QLabel()
         self.speed_banner.setAccessibleName("Engine speed")
         self.speed_banner.setWordWrap(True)
@@ -157,12 +160,7 @@ class MainWindow(QMainWindow):
         self.dismiss_alarm_button = QPushButton("&Dismiss")
         self.dismiss_alarm_button.setAccessibleName("Dismiss the alarm")
         self.dismiss_alarm_button.clicked.connect(self.dismiss_alarm)
-        self.alarm_row = QWidget()
-        alarm_layout = QHBoxLayout(self.alarm_row)
-        alarm_layout.setContentsMargins(0, 0, 0, 0)
-        alarm_layout.addWidget(self.alarm_banner, 1)
-        alarm_layout.addWidget(self.dismiss_alarm_button)
-        self.alarm_row.hide()
+        self.alarm_row = _banner_row(self.alarm_banner, self.dismiss_alarm_button)
         self.no_sound_hint = QLabel()
         self.no_sound_hint.setAccessibleName("No sound from the microphone")
         self.no_sound_hint.setWordWrap(True)
@@ -194,7 +192,7 @@ class MainWindow(QMainWindow):
         layout = QVBoxLayout(central)
         layout.addLayout(top)
         layout.addWidget(self.alarm_row)
-        layout.addWidget(self.problem_banner)
+        layout.addWidget(self.problem_row)
         layout.addWidget(self.speed_banner)
         layout.addWidget(self.no_sound_hint)
         layout.addWidget(self.tabs, 1)
@@ -394,11 +392,23 @@ class MainWindow(QMainWindow):
             self.dropped_label.show()
 
     def show_problem(self, message: str, concern: Concern = Concern.OTHER) -> None:
-        """Show a problem in plain words; it stays until the next one or a good outcome of its
-        ``concern`` (a problem with a file stays when the engine gets ready)."""
-        self.problem_banner.setText(message[:1].upper() + message[1:])
-        self.problem_banner.show()
-        self._problem_concern = concern
+        """Show a problem in plain words, below those shown already, until it is dismissed or
+        a good outcome of its ``concern`` comes (a problem with a file stays when the engine
+        gets ready); a newer problem of the engine or the microphone replaces the older one."""
+        if concern is not Concern.OTHER:
+            self._problems = {shown: kind for shown, kind in self._problems.items() if kind is not concern}
+        self._problems.pop(message, None)
+        self._problems[message] = concern
+        self._show_problems()
+
+    def dismiss_problems(self) -> None:
+        """Hide every problem shown."""
+        self._problems.clear()
+        self._show_problems()
+
+    def _show_problems(self) -> None:
+        self.problem_banner.setText("\n".join(shown[:1].upper() + shown[1:] for shown in self._problems))
+        self.problem_row.setVisible(bool(self._problems))
 
     def show_alarm(self, message: str) -> None:
         """Show an alarm that went off (a timer) until it is dismissed, and ask the desktop to
@@ -414,9 +424,9 @@ class MainWindow(QMainWindow):
         self.alarm_banner.clear()
 
     def _resolve(self, concern: Concern) -> None:
-        """A good outcome of ``concern``: the problem shown ends if it is about that."""
-        if self._problem_concern is concern:
-            self.problem_banner.hide()
+        """A good outcome of ``concern``: the problems about it end."""
+        self._problems = {shown: kind for shown, kind in self._problems.items() if kind is not concern}
+        self._show_problems()
 
     def _show_listening(self, event: ListeningChanged) -> None:
         self.listen_button.setChecked(event.listening)
@@ -495,3 +505,14 @@ def _dropped_files(event: QDropEvent) -> list[Path]:
     mime = event.mimeData()
     paths = [Path(url.toLocalFile()) for url in mime.urls() if url.isLocalFile()] if mime.hasUrls() else []
     return [path for path in paths if not path.is_dir()]
+
+
+def _banner_row(banner: QLabel, dismiss: QPushButton) -> QWidget:
+    """A banner with its *Dismiss* button at the right, hidden until there is something to show."""
+    row = QWidget()
+    layout = QHBoxLayout(row)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(banner, 1)
+    layout.addWidget(dismiss)
+    row.hide()
+    return row
