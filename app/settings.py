@@ -120,7 +120,7 @@ class SpeechSettings:
     model: str = "tts-1"  # for backend "openai"
     api_key: str = ""  # for backend "openai"
     # What is said aloud: answers to questions (and the LLM's), actions waiting for a yes or no,
-    # timer alarms, and errors that stop an action or a request not understood.
+    # timer alarms, and errors that stop an action.
     answers: bool = True
     confirmations: bool = True
     alarms: bool = True

@@ -25,7 +25,7 @@ _SAID = {
     "answers": "Answers to questions",
     "confirmations": "Questions before an action that needs a yes",
     "alarms": "Timer alarms (also a chime and a banner in the window)",
-    "errors": "Actions that failed, and requests not understood",
+    "errors": "Actions that failed",
     "in_dictation": "Also in dictation mode (alarms are always said)",
 }
 

@@ -15,7 +15,10 @@ import numpy as np
 from voxdesk.engine.errors import VoxdeskError
 from voxdesk.engine.tts.speech import Speech
 
-__all__ = ["Playback", "PlaybackUnavailable"]
+__all__ = ["LATE_S", "Playback", "PlaybackUnavailable"]
+
+LATE_S = 3.0
+"""How long past its length a speech may take to play before its device counts as gone."""
 
 
 class PlaybackUnavailable(VoxdeskError):
@@ -78,11 +81,16 @@ class Playback:
             raise PlaybackUnavailable(f"no sound output device could be opened ({error})") from None
         self._stream = stream
         try:
-            await finished
+            # A device that vanishes mid-speech (the sound server died) never calls back.
+            async with asyncio.timeout(speech.duration + LATE_S):
+                await finished
+        except TimeoutError:
+            raise PlaybackUnavailable("the sound output stopped playing (its device went away?)") from None
         finally:
             if self._stream is stream:
                 self._stream = None
-            stream.close()
+            with contextlib.suppress(sounddevice.PortAudioError):
+                stream.close()
         return not self._stopped
 
     def stop(self) -> None:

@@ -26,15 +26,15 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 def reply_for(record: ActionRecord) -> tuple[str, ReplyKind] | None:
     """The reply to say for ``record`` as it stands, and its kind; ``None`` when nothing is said
-    (an action that simply ran: its effect is the answer)."""
+    (an action that simply ran: its effect is the answer; a request not understood)."""
     if record.status is ActionStatus.DONE and record.action is Action.ANSWER:
         return record.message, ReplyKind.ANSWER
     if record.status is ActionStatus.WAITING:
         return f"{record.preview}?", ReplyKind.CONFIRMATION
     if record.status is ActionStatus.FAILED:
         return f"That did not work: {record.message}.", ReplyKind.ERROR
-    if record.status is ActionStatus.NOT_UNDERSTOOD:
-        return "Sorry, I did not understand that.", ReplyKind.ERROR
+    # Not understood is shown, not said: while a reply plays the microphone is deaf (no echo
+    # canceller yet), and what is said next, often the request again, would be lost.
     return None
 
 
