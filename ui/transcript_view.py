@@ -33,7 +33,7 @@ from voxdesk.app.actions.center import ActionRecord, ActionStatus
 from voxdesk.app.actions.summary import action_line
 from voxdesk.app.listening.transcript import Utterance
 
-__all__ = ["ACTION_LINK", "TranscriptView"]
+__all__ = ["ACTION_LINK", "EMPTY_HINT", "TranscriptView"]
 
 ACTION_LINK = "voxdesk-action"
 """The scheme of the action links: ``voxdesk-action:confirm/7`` confirms record 7."""
@@ -64,6 +64,14 @@ class _Section:
     table: QTextTable | None = None
 
 
+EMPTY_HINT = (
+    "Press Listen (Ctrl+Space) and speak: what you say appears here as you say it.\n"
+    "Try “what time is it?”, “open the browser”, “set a timer for 5 minutes”, or “switch to dictation mode” "
+    "to type into the app in front of you."
+)
+"""What the empty transcript says: how to start, and a few things to say."""
+
+
 class TranscriptView(QTextBrowser):
     """Read-only view of the utterances, updated one utterance (or action) at a time."""
 
@@ -73,6 +81,7 @@ class TranscriptView(QTextBrowser):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("Live transcript")
+        self.setPlaceholderText(EMPTY_HINT)
         self.setOpenLinks(False)
         self._sections: list[_Section] = []  # oldest first
         self._by_id: dict[int, _Section] = {}

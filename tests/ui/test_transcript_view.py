@@ -3,6 +3,8 @@ nothing before it, and what it shows is what the HTML transcript showed."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtGui import QBrush, QColor, QPalette, QTextDocument, QTextFormat, QTextFrame, QTextLength
@@ -10,9 +12,11 @@ from PySide6.QtWidgets import QTextBrowser
 from pytestqt.qtbot import QtBot
 
 from voxdesk.app.actions.center import ActionRecord, ActionStatus
+from voxdesk.app.actions.commands import CommandSource
 from voxdesk.app.actions.kinds import Action
+from voxdesk.app.actions.matching import match_utterance
 from voxdesk.app.listening.transcript import Utterance
-from voxdesk.ui.transcript_view import TranscriptView
+from voxdesk.ui.transcript_view import EMPTY_HINT, TranscriptView
 
 EARLIER = [f"Sentence number {number} of the session." for number in range(1, 41)]
 
@@ -147,3 +151,13 @@ def comparable(value: Any) -> Any:
     if isinstance(value, list):
         return [comparable(item) for item in value]
     return value
+
+
+def test_the_empty_transcript_says_how_to_start_and_each_example_is_a_command(qtbot: QtBot, tmp_path: Path) -> None:
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    assert view.toPlainText() == "" and view.placeholderText() == EMPTY_HINT
+    examples = re.findall(r"“([^”]+)”", EMPTY_HINT)
+    commands = CommandSource(user_path=tmp_path / "commands.toml").commands()
+    assert len(examples) == 4
+    assert [example for example in examples if match_utterance(example, commands) is None] == []
