@@ -55,6 +55,12 @@ _FILTERS = {
 }
 
 
+def _worth_listing(summary: SessionSummary) -> bool:
+    """A live session shows once it has words (listening started and stopped is no session to
+    keep looking at); a file's shows even when nothing was heard in it."""
+    return summary.kind != "live" or summary.utterance_count > 0
+
+
 def _which_utterances(first: int, last: int, count: int) -> str:
     """``", utterances 2 to 3"`` for a part of a session's ``count`` utterances, ``""`` for all."""
     if first == 0 and last == count - 1:
@@ -199,7 +205,7 @@ class HistoryPanel(QWidget):
         words = self.search_box.text()
         self._hits = self._store.search(words, limit=SEARCH_LIMIT) if words.strip() else []
         matching = {hit.session.id for hit in self._hits}
-        shown = [s for s in self._summaries if not words.strip() or s.id in matching]
+        shown = [s for s in self._summaries if _worth_listing(s) and (not words.strip() or s.id in matching)]
         self.session_list.blockSignals(True)
         try:
             self.session_list.clear()

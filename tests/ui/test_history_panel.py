@@ -155,9 +155,17 @@ def test_polling_picks_up_writes_from_another_connection(qtbot: QtBot, path: Pat
         writer.add_utterance(2, "Play some music.", 3.0, 4.0)
         qtbot.waitUntil(lambda: "Play some music." in panel.view.toPlainText(), timeout=10_000)
         third = writer.start_session("live", "builtin", "whisper-tiny.en", "USB microphone")
+        writer.add_utterance(third, "Hello there.", 0.0, 1.0)
         qtbot.waitUntil(lambda: listed(panel) == [third, 2, 1], timeout=10_000)
     finally:
         panel.close_store()
+
+
+def test_a_live_session_without_words_is_not_listed(panel: HistoryPanel, writer: HistoryStore) -> None:
+    empty_live = writer.start_session("live", "builtin", "whisper-tiny.en", "USB microphone")
+    silent_file = writer.start_session("file", "builtin", "whisper-tiny.en", "silence.wav")
+    panel.refresh()
+    assert listed(panel) == [silent_file, 2, 1] and empty_live not in listed(panel)
 
 
 def test_copy_puts_the_transcript_on_the_clipboard(panel: HistoryPanel, qtbot: QtBot) -> None:
