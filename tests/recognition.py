@@ -8,7 +8,8 @@ the word error rate, with the margin written down here:
 - ``assert_recognized``: a phrase as a whole, at most ``PHRASE_ERRORS`` wrong words;
 - ``assert_heard_in``: a phrase somewhere in a longer transcript, with the same margin;
 - ``assert_reaches_end`` / ``assert_begins``: the last or first words of a long recording;
-- ``ACCURACY``: the accuracy bounds over many phrases, per voice.
+- ``ACCURACY``: the accuracy bounds over many phrases, per voice;
+- ``hour_problem``: a spoken time, recognized again, says its hour.
 
 ``tests/test_recognition_margins.py`` transcribes every fixture named here again under each of
 ``PERTURBATIONS`` (speed, gain, noise) and checks that the same bound still holds. A bound that
