@@ -74,14 +74,18 @@ def weight_bytes(model: str, load_format: str) -> int | None:
                 sizes = hub_file_sizes(model)
             except Exception:  # the hub's errors, or no network: the size is unknown, not fatal
                 return None
-            return sum(sizes[name] for name in model_files(list(sizes), load_format) if name.endswith(_WEIGHT_SUFFIXES))
+            return sum(sizes[name] for name in _weights(list(sizes), load_format))
         model = str(cached)
     folder = Path(model).expanduser()
     if not folder.is_dir():
         return None
     names = [path.name for path in folder.iterdir() if path.is_file()]
-    weights = [name for name in model_files(names, load_format) if name.endswith(_WEIGHT_SUFFIXES)]
-    return sum((folder / name).stat().st_size for name in weights)
+    return sum((folder / name).stat().st_size for name in _weights(names, load_format))
+
+
+def _weights(names: list[str], load_format: str) -> list[str]:
+    """The weight files among ``model_files``."""
+    return [name for name in model_files(names, load_format) if name.endswith(_WEIGHT_SUFFIXES)]
 
 
 def _cached_snapshot(repo: str, load_format: str) -> Path | None:

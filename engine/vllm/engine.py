@@ -36,7 +36,7 @@ from voxdesk.engine.events import (
 from voxdesk.engine.session import SAMPLE_RATE, AudioFeed, ProgressCallback, check_chunk
 from voxdesk.engine.vllm.download import resolve_vllm_model, weight_bytes
 from voxdesk.engine.vllm.failures import EngineCoreErrors, explain_engine_death, explain_start_failure
-from voxdesk.engine.vllm.gpu_memory import GPU_SHARING, free_gpu_memory
+from voxdesk.engine.vllm.gpu_memory import GPU_SHARING
 from voxdesk.engine.vllm.render import ChunkRenderer
 
 __all__ = ["DESKTOP_MAX_NUM_SEQS", "VllmEngine", "VllmSettings", "engine_arguments", "import_vllm", "install_hint"]
@@ -257,20 +257,19 @@ class VllmEngine:
                 to start after it do not both fit.
         """
         self._memory_share = self.settings.gpu_memory_utilization
-        measured = free_gpu_memory() if self._memory_share is None else None
-        if measured is None:
+        if self._memory_share is not None:
             return ""
-        free, total = (round(value / 2**30, 1) for value in measured)
         model = self.settings.model
-        weights = weight_bytes(self._model_path or model, self.settings.load_format)
-        self._memory_share = GPU_SHARING.claim(model, f"the speech model {model}", weights, *measured)
-        if self._memory_share <= 0:
-            GPU_SHARING.release(model)
-            raise EngineUnavailable(
-                f"only {free} of the GPU's {total} GiB is free, too little for {self.settings.model}: close "
-                "programs that use the GPU, or use the built-in engine or a remote server"
-            )
-        return f" ({free} of {total} GiB GPU memory free; asking for {self._memory_share:.0%})"
+        claimed = GPU_SHARING.claim_free(
+            model,
+            f"the speech model {model}",
+            lambda: weight_bytes(self._model_path or model, self.settings.load_format),
+            "use the built-in engine or a remote server",
+        )
+        if claimed is None:
+            return ""
+        self._memory_share, free, total = claimed
+        return f" ({free / 2**30:.1f} of {total / 2**30:.1f} GiB GPU memory free; asking for {self._memory_share:.0%})"
 
     def _start_engine(self) -> Any:
         usage = self._api["UsageContext"]

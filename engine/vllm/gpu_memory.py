@@ -117,6 +117,29 @@ class GpuSharing:
         self._started.add(model)
         return share
 
+    def claim_free(
+        self, model: str, label: str, weights: Callable[[], int | None], advice: str
+    ) -> tuple[float, int, int] | None:
+        """:meth:`claim` with what the driver reports free: the share, and the free and total
+        bytes; ``None`` without a CUDA device (vLLM keeps its default).
+
+        Raises:
+            EngineUnavailable: as :func:`split_gpu_memory`, or the headroom takes all that is free
+                (the message ends with ``advice``: what to do instead).
+        """
+        measured = free_gpu_memory()
+        if measured is None:
+            return None
+        share = self.claim(model, label, weights(), *measured)
+        if share <= 0:
+            self.release(model)
+            free, total = (round(value / 2**30, 1) for value in measured)
+            raise EngineUnavailable(
+                f"only {free} of the GPU's {total} GiB is free, too little for {label}: close programs that use "
+                f"the GPU, or {advice}"
+            )
+        return share, *measured
+
     def release(self, model: str) -> None:
         """``model``'s engine stopped: its memory is free again."""
         self._started.discard(model)

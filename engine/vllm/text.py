@@ -22,7 +22,7 @@ from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.vllm.download import resolve_vllm_model, weight_bytes
 from voxdesk.engine.vllm.engine import import_vllm, install_hint
 from voxdesk.engine.vllm.failures import EngineCoreErrors, explain_start_failure
-from voxdesk.engine.vllm.gpu_memory import GPU_SHARING, free_gpu_memory
+from voxdesk.engine.vllm.gpu_memory import GPU_SHARING
 
 __all__ = ["Completion", "TextModelSettings", "VllmTextModel"]
 
@@ -168,19 +168,11 @@ class VllmTextModel:
         """The GPU memory share to ask for (:data:`GPU_SHARING`'s), ``None`` without a CUDA device."""
         if self.settings.gpu_memory_utilization is not None:
             return self.settings.gpu_memory_utilization
-        measured = free_gpu_memory()
-        if measured is None:
-            return None
         model = self.settings.model
-        share = GPU_SHARING.claim(model, f"the LLM {model}", weight_bytes(path, "auto"), *measured)
-        if share <= 0:
-            GPU_SHARING.release(model)
-            free, total = (round(value / 2**30, 1) for value in measured)
-            raise EngineUnavailable(
-                f"only {free} of the GPU's {total} GiB is free, too little for the LLM {model}: close "
-                "programs that use the GPU, or use an LLM server"
-            )
-        return share
+        claimed = GPU_SHARING.claim_free(
+            model, f"the LLM {model}", lambda: weight_bytes(path, "auto"), "use an LLM server"
+        )
+        return None if claimed is None else claimed[0]
 
     def _constraint(self, request: Any, parser: Any, schema: Mapping[str, Any] | None) -> Any:
         """Structured outputs for a schema, or the parser's structural tag for tools (the same

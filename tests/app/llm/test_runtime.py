@@ -30,8 +30,7 @@ from voxdesk.app.settings import ActionSettings, EngineSettings, Settings, Writi
 from voxdesk.cli.writing import transcript_llm
 from voxdesk.engine.errors import EngineUnavailable
 from voxdesk.engine.kinds import EngineKind
-from voxdesk.engine.vllm import engine as vllm_engine
-from voxdesk.engine.vllm import text as vllm_text
+from voxdesk.engine.vllm import gpu_memory
 from voxdesk.engine.vllm.engine import VllmEngine, VllmSettings
 from voxdesk.engine.vllm.gpu_memory import choose_gpu_memory_utilization, model_need_bytes
 from voxdesk.engine.vllm.text import TextModelSettings, VllmTextModel
@@ -131,8 +130,7 @@ def gpu_reading(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[int, int
     """What a GPU driver reports free (there is no GPU here): the list's last ``(free, total)``;
     the sharing expects nothing afterwards (each test closes the engines it started)."""
     readings: list[tuple[int, int]] = []
-    for module in (vllm_engine, vllm_text):
-        monkeypatch.setattr(module, "free_gpu_memory", lambda: readings[-1])
+    monkeypatch.setattr(gpu_memory, "free_gpu_memory", lambda: readings[-1])
     yield readings
     share_gpu(Settings())
 
